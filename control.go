@@ -1,0 +1,65 @@
+package guard
+
+// Decision is what a control decides when its condition matches.
+type Decision string
+
+// The decisions of the control language. Deny blocks, steer blocks with guidance, the rest never block.
+const (
+	DecisionAllow Decision = "allow"
+	DecisionDeny  Decision = "deny"
+	DecisionSteer Decision = "steer"
+	DecisionWarn  Decision = "warn"
+	DecisionLog   Decision = "log"
+	// DecisionObserve is accepted on input as a synonym of DecisionLog and normalised to it.
+	DecisionObserve Decision = "observe"
+)
+
+// Execution says where a control is evaluated.
+type Execution string
+
+// Where controls run: by the server in POST /evaluation, or in-process by the client library.
+const (
+	ExecutionServer Execution = "server"
+	ExecutionSDK    Execution = "sdk"
+)
+
+// Control is a named, identified piece of control data: what the engine compiles.
+type Control struct {
+	ID   int64       `json:"control_id"`
+	Name string      `json:"name"`
+	Data ControlData `json:"data"`
+}
+
+// ControlData is the control configuration: scope (when), condition (what and how) and action (decision).
+// Decode untrusted JSON with ParseControlData, which applies defaults and reports every problem at once.
+type ControlData struct {
+	Description string    `json:"description"`
+	Enabled     bool      `json:"enabled"`
+	Execution   Execution `json:"execution"`
+	Scope       Scope     `json:"scope"`
+	Condition   Condition `json:"condition"`
+	Action      Action    `json:"action"`
+	Tags        []string  `json:"tags"`
+}
+
+// Scope says which steps and stages a control applies to. A nil filter does not restrict; StepNames and
+// StepNameRegex combine with OR, everything else with AND.
+type Scope struct {
+	StepTypes     []string `json:"step_types,omitempty"`
+	StepNames     []string `json:"step_names,omitempty"`
+	StepNameRegex string   `json:"step_name_regex,omitempty"`
+	Stages        []Stage  `json:"stages,omitempty"`
+}
+
+// Action is what a control decides on a match.
+type Action struct {
+	Decision        Decision         `json:"decision"`
+	SteeringContext *SteeringContext `json:"steering_context,omitempty"`
+	Metadata        map[string]any   `json:"metadata,omitempty"`
+}
+
+// SteeringContext is the corrective guidance a steer control returns to the agent.
+type SteeringContext struct {
+	Message         string   `json:"message"`
+	RequiredActions []string `json:"required_actions,omitempty"`
+}

@@ -1,0 +1,95 @@
+// Package evaluator defines what an evaluator is, how evaluators are registered, and the built-in regex and
+// list evaluators. An evaluator package registers its Factory in init(); a program that imports it has it.
+package evaluator
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Data is the value a selector picked from a step, handed to an evaluator.
+type Data struct {
+	// Value is the selected JSON value as decoded by encoding/json (string, float64, bool, nil,
+	// []any, map[string]any), or nil when the path did not resolve.
+	Value any
+	// Text is the text form of Value: the string itself, or compact JSON with sorted keys for any other
+	// non-null value. It is empty when Value is nil.
+	Text string
+}
+
+// IsNull reports whether nothing was selected (null never matches a text evaluator).
+func (d *Data) IsNull() bool { return d.Value == nil }
+
+// Result is what one evaluator decided about one piece of data.
+type Result struct {
+	Matched    bool
+	Confidence float64 // 0..1
+	Message    string
+	Metadata   map[string]any
+}
+
+// Evaluator checks selected data. Implementations must be safe for concurrent use and must return
+// promptly when ctx is done. An error means the evaluator could not decide; the control's on_error
+// setting says what that means.
+type Evaluator interface {
+	Evaluate(ctx context.Context, d *Data) (Result, error)
+}
+
+// Prefilter is implemented by evaluators that can name literals at least one of which must occur in the
+// text (compared ASCII case-insensitively) for the evaluator to match a string value. The engine finds
+// the literals of all controls in one pass over the input and skips evaluators whose literals are absent.
+// ok is false when no such set exists. FoldsCase reports whether the evaluator matches letters
+// case-insensitively (Unicode folding), which makes the filter unsafe on non-ASCII text.
+type Prefilter interface {
+	RequiredLiterals() (literals []string, foldsCase bool, ok bool)
+}
+
+// Options are the common settings every evaluator config may carry, parsed by the registry.
+type Options struct {
+	// Timeout is timeout_ms, or the default (1 s for built-ins, 10 s for external evaluators).
+	Timeout time.Duration
+}
+
+// Factory describes an evaluator and builds configured instances of it.
+type Factory struct {
+	Name        string
+	Description string
+	Version     string
+	// ConfigSchema is the JSON Schema (draft 2020-12) of the evaluator's own config keys. The common keys
+	// on_error and timeout_ms are added by the registry and must not be declared here.
+	ConfigSchema json.RawMessage
+	// RequiresAPIKey is shown by GET /evaluators.
+	RequiresAPIKey bool
+	// External evaluators call out over the network: default timeout 10 s instead of 1 s, and the engine
+	// runs them concurrently under a context deadline.
+	External bool
+	// Available reports whether the evaluator can be used now (for instance, an API key is configured).
+	// Nil means always. An unavailable evaluator is not listed and cannot be built.
+	Available func() bool
+	// New builds an evaluator from a config that already passed ConfigSchema, without on_error and
+	// timeout_ms. It returns FieldErrors for problems the schema cannot express.
+	New func(config map[string]any, opts Options) (Evaluator, error)
+}
+
+// FieldError is one problem in an evaluator config; Field is a dotted path relative to the config
+// ("pattern", "values.2").
+type FieldError struct {
+	Field   string
+	Code    string
+	Message string
+}
+
+func (e FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// ConfigError lists every problem found in an evaluator config.
+type ConfigError struct {
+	Problems []FieldError
+}
+
+func (e *ConfigError) Error() string {
+	if len(e.Problems) == 0 {
+		return "invalid evaluator config"
+	}
+	return "invalid evaluator config: " + e.Problems[0].Error()
+}

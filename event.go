@@ -1,0 +1,99 @@
+package guard
+
+import "time"
+
+// Event is an observability record of one control evaluation. Events are records, not references: they
+// are accepted for any agent name and control id.
+type Event struct {
+	ControlExecutionID  string         `json:"control_execution_id"`
+	TraceID             string         `json:"trace_id,omitempty"`
+	SpanID              string         `json:"span_id,omitempty"`
+	AgentName           string         `json:"agent_name"`
+	ControlID           int64          `json:"control_id"`
+	ControlName         string         `json:"control_name"`
+	CheckStage          Stage          `json:"check_stage"`
+	StepType            string         `json:"step_type"`
+	StepName            string         `json:"step_name"`
+	Action              Decision       `json:"action"`
+	Matched             bool           `json:"matched"`
+	Confidence          float64        `json:"confidence"`
+	Timestamp           time.Time      `json:"timestamp"`
+	ExecutionDurationMS *float64       `json:"execution_duration_ms,omitempty"`
+	EvaluatorName       string         `json:"evaluator_name,omitempty"`
+	SelectorPath        string         `json:"selector_path,omitempty"`
+	ErrorMessage        string         `json:"error_message,omitempty"`
+	Source              string         `json:"source"`
+	Metadata            map[string]any `json:"metadata,omitempty"`
+}
+
+// EventQuery filters events; zero fields do not filter. Results are newest first.
+type EventQuery struct {
+	AgentName   string     `json:"agent_name,omitempty"`
+	ControlIDs  []int64    `json:"control_ids,omitempty"`
+	Actions     []Decision `json:"actions,omitempty"`
+	Matched     *bool      `json:"matched,omitempty"`
+	CheckStages []Stage    `json:"check_stages,omitempty"`
+	StepTypes   []string   `json:"step_types,omitempty"`
+	TraceID     string     `json:"trace_id,omitempty"`
+	StartTime   *time.Time `json:"start_time,omitempty"`
+	EndTime     *time.Time `json:"end_time,omitempty"`
+	Limit       int        `json:"limit"`
+	Offset      int        `json:"offset"`
+}
+
+// StatsQuery asks for the statistics of one agent over [Since, Until), optionally of one control, with an
+// optional time series of buckets of the given width.
+type StatsQuery struct {
+	AgentName string
+	ControlID *int64
+	Since     time.Time
+	Until     time.Time
+	Bucket    time.Duration // 0: no time series
+}
+
+// ActionCounts counts matched events by action.
+type ActionCounts struct {
+	Allow int64 `json:"allow"`
+	Deny  int64 `json:"deny"`
+	Steer int64 `json:"steer"`
+	Warn  int64 `json:"warn"`
+	Log   int64 `json:"log"`
+}
+
+// StatsTotals aggregates every event of the range.
+type StatsTotals struct {
+	ExecutionCount int64            `json:"execution_count"`
+	MatchCount     int64            `json:"match_count"`
+	NonMatchCount  int64            `json:"non_match_count"`
+	ErrorCount     int64            `json:"error_count"`
+	ActionCounts   ActionCounts     `json:"action_counts"`
+	Timeseries     []StatsTimePoint `json:"timeseries,omitempty"`
+}
+
+// StatsTimePoint is one bucket of the time series.
+type StatsTimePoint struct {
+	Timestamp      time.Time    `json:"timestamp"`
+	ExecutionCount int64        `json:"execution_count"`
+	MatchCount     int64        `json:"match_count"`
+	ErrorCount     int64        `json:"error_count"`
+	ActionCounts   ActionCounts `json:"action_counts"`
+}
+
+// ControlStats aggregates the events of one control.
+type ControlStats struct {
+	ControlID      int64        `json:"control_id"`
+	ControlName    string       `json:"control_name"`
+	ExecutionCount int64        `json:"execution_count"`
+	MatchCount     int64        `json:"match_count"`
+	NonMatchCount  int64        `json:"non_match_count"`
+	ErrorCount     int64        `json:"error_count"`
+	ActionCounts   ActionCounts `json:"action_counts"`
+	AvgConfidence  float64      `json:"avg_confidence"`
+	AvgDurationMS  float64      `json:"avg_duration_ms"`
+}
+
+// Stats is the answer to a StatsQuery.
+type Stats struct {
+	Totals   StatsTotals    `json:"totals"`
+	Controls []ControlStats `json:"controls"`
+}

@@ -1,0 +1,41 @@
+package guard
+
+import "time"
+
+// Result is the outcome of evaluating a step at one stage: the wire response of POST /evaluation.
+// Matches, Errors and NonMatches are never nil.
+type Result struct {
+	IsSafe          bool             `json:"is_safe"`
+	Decision        Decision         `json:"decision"`
+	Confidence      float64          `json:"confidence"`
+	Reason          string           `json:"reason,omitempty"`
+	SteeringContext *SteeringContext `json:"steering_context,omitempty"`
+	Matches         []ControlResult  `json:"matches"`
+	Errors          []ControlResult  `json:"errors"`
+	NonMatches      []ControlResult  `json:"non_matches"`
+}
+
+// ControlResult is what one evaluated control produced.
+type ControlResult struct {
+	ControlExecutionID string           `json:"control_execution_id"`
+	ControlID          int64            `json:"control_id"`
+	ControlName        string           `json:"control_name"`
+	Action             Decision         `json:"action"`
+	Result             EvaluatorResult  `json:"result"`
+	SteeringContext    *SteeringContext `json:"steering_context,omitempty"`
+	Metadata           map[string]any   `json:"metadata,omitempty"`
+
+	// Fields kept for observability, not sent on the wire.
+	EvaluatorName string        `json:"-"` // the first leaf's evaluator
+	SelectorPath  string        `json:"-"` // the first leaf's selector path
+	Duration      time.Duration `json:"-"` // time spent evaluating the condition
+}
+
+// EvaluatorResult is the combined outcome of a control's condition.
+type EvaluatorResult struct {
+	Matched    bool           `json:"matched"`
+	Confidence float64        `json:"confidence"`
+	Message    string         `json:"message,omitempty"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+	Error      string         `json:"error,omitempty"`
+}
