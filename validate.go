@@ -16,7 +16,9 @@ func WithValidationRegistry(r *evaluator.Registry) ValidateOption {
 }
 
 // AllowUnknownEvaluators accepts evaluator names the registry does not know (their config is not checked).
-func AllowUnknownEvaluators() ValidateOption { return func(c *validateConfig) { c.allowUnknown = true } }
+func AllowUnknownEvaluators() ValidateOption {
+	return func(c *validateConfig) { c.allowUnknown = true }
+}
 
 // ParseControlData decodes control data JSON strictly (unknown fields, wrong shapes), applies defaults
 // (enabled true, execution server, observe -> log), accepts the legacy flat selector + evaluator form, and
