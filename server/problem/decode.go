@@ -1,0 +1,92 @@
+package problem
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	guard "github.com/guardrail-control/guard"
+)
+
+// ReadBody reads the whole request body, turning an oversize body (http.MaxBytesReader, set by the
+// server's middleware) into 413 PAYLOAD_TOO_LARGE.
+func ReadBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, New(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+				fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit))
+		}
+		return nil, New(http.StatusBadRequest, CodeInvalidJSON, "the request body could not be read")
+	}
+	return b, nil
+}
+
+// DecodeJSON reads the body and decodes it strictly into dst: invalid JSON is 400 INVALID_JSON, unknown
+// fields and wrong types are 422 VALIDATION_ERROR naming the field, an oversize body is 413.
+func DecodeJSON(r *http.Request, dst any) error {
+	b, err := ReadBody(r)
+	if err != nil {
+		return err
+	}
+	return DecodeBytes(b, dst)
+}
+
+// DecodeBytes decodes b strictly into dst with the same errors as DecodeJSON.
+func DecodeBytes(b []byte, dst any) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return New(http.StatusBadRequest, CodeInvalidJSON, "the request body is empty; a JSON object is required")
+	}
+	if !json.Valid(b) {
+		return New(http.StatusBadRequest, CodeInvalidJSON, "the request body is not valid JSON")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			field := ute.Field
+			if field == "" {
+				return Validation("the request body has the wrong shape", guard.Problem{Field: "", Code: "type", Message: "must be a JSON " + jsonKind(ute.Type.Kind().String())})
+			}
+			return Validation("the request body has a field of the wrong type",
+				guard.Problem{Field: field, Code: "type", Message: "must be " + jsonKind(ute.Type.Kind().String())})
+		}
+		if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+			name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+			return Validation("the request body has an unknown field",
+				guard.Problem{Field: name, Code: "unknown_field", Message: "is not a known field"})
+		}
+		var pe *Error
+		if errors.As(err, &pe) {
+			return pe
+		}
+		var ve *guard.ValidationError
+		if errors.As(err, &ve) {
+			return err
+		}
+		return Validation("the request body is not valid", guard.Problem{Code: "invalid", Message: "the body does not match the expected shape"})
+	}
+	return nil
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float32", "float64":
+		return "a number"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	}
+	return "of another type"
+}
