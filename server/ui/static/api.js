@@ -1,0 +1,64 @@
+// API access: every call goes through request(), which sends the API key kept for this browser session
+// and turns problem+json bodies into ApiError values.
+
+const KEY = 'guard.apiKey';
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super((body && (body.detail || body.title)) || `HTTP ${status}`);
+    this.status = status;
+    this.code = body && body.error_code;
+    this.problems = (body && body.errors) || [];
+  }
+}
+
+export const session = {
+  get key() { return sessionStorage.getItem(KEY) || ''; },
+  set key(v) { if (v) sessionStorage.setItem(KEY, v); else sessionStorage.removeItem(KEY); },
+  readOnly: false,
+  onAuthNeeded: null,
+};
+
+export async function request(method, path, body) {
+  const headers = { 'Accept': 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (session.key) headers['X-API-Key'] = session.key;
+  const res = await fetch('/api/v1' + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  let data = null;
+  const text = await res.text();
+  if (text) { try { data = JSON.parse(text); } catch { data = null; } }
+  if (!res.ok) {
+    const err = new ApiError(res.status, data);
+    if (res.status === 401 && session.onAuthNeeded) session.onAuthNeeded(err);
+    throw err;
+  }
+  return data;
+}
+
+export const api = {
+  get: (p) => request('GET', p),
+  post: (p, b) => request('POST', p, b === undefined ? {} : b),
+  put: (p, b) => request('PUT', p, b),
+  patch: (p, b) => request('PATCH', p, b),
+  del: (p) => request('DELETE', p),
+};
+
+export function qs(params) {
+  const u = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') u.set(k, v);
+  const s = u.toString();
+  return s ? '?' + s : '';
+}
+
+// probeAccess finds out whether the key may change things: POST /controls/validate is an admin route, so
+// a regular key gets 403 there while an admin key (or no auth at all) gets a validation answer.
+export async function probeAccess() {
+  try {
+    await api.post('/controls/validate', { data: {} });
+    session.readOnly = false;
+  } catch (e) {
+    if (e.status === 401) throw e;
+    session.readOnly = e.status === 403;
+  }
+  return !session.readOnly;
+}

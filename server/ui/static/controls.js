@@ -1,0 +1,244 @@
+// Controls: the filtered list, and the editor that creates or edits one control with live validation
+// through POST /controls/validate.
+import { h, clear, field, fmtTime, badge, errorBox, table } from './dom.js';
+import { api, qs, session } from './api.js';
+import { pager } from './agents.js';
+
+export async function controlsView(el) {
+  const state = { cursors: [''], page: 0 };
+  const f = {
+    name: h('input', { type: 'search', id: 'flt-name' }),
+    enabled: h('select', { id: 'flt-enabled' }, h('option', { value: '' }, 'any'), h('option', { value: 'true' }, 'enabled'), h('option', { value: 'false' }, 'disabled')),
+    tag: h('input', { type: 'text', id: 'flt-tag' }),
+    step_type: h('input', { type: 'text', id: 'flt-type', placeholder: 'llm, tool…' }),
+    stage: h('select', { id: 'flt-stage' }, h('option', { value: '' }, 'any'), h('option', { value: 'pre' }, 'pre'), h('option', { value: 'post' }, 'post')),
+  };
+  const results = h('div', { id: 'controls-results' });
+  el.append(h('div', { class: 'toolbar' }, h('h1', { class: 'grow' }, 'Controls'),
+    h('a', { class: 'button primary', href: '#/controls/new', id: 'new-control', 'aria-disabled': session.readOnly ? 'true' : null }, 'New control')),
+  h('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); state.cursors = ['']; state.page = 0; load(); } },
+    field('Name', f.name), field('Enabled', f.enabled), field('Tag', f.tag), field('Step type', f.step_type), field('Stage', f.stage),
+    h('button', { type: 'submit' }, 'Filter')),
+  results);
+
+  async function load() {
+    clear(results);
+    let data;
+    try {
+      data = await api.get('/controls' + qs({ name: f.name.value.trim(), enabled: f.enabled.value, tag: f.tag.value.trim(),
+        step_type: f.step_type.value.trim(), stage: f.stage.value, limit: 20, cursor: state.cursors[state.page] }));
+    } catch (e) { results.append(errorBox(e)); return; }
+    const rows = data.controls.map(c => h('tr', {},
+      h('td', {}, h('a', { href: '#/controls/' + c.control_id }, c.name)),
+      h('td', {}, badge(c.decision)),
+      h('td', {}, c.enabled ? 'enabled' : h('span', { class: 'muted' }, 'disabled')),
+      h('td', { class: 'hide-narrow' }, (c.stages || []).join(', ') || 'pre, post'),
+      h('td', { class: 'hide-narrow' }, (c.step_types || []).join(', ') || 'all'),
+      h('td', { class: 'hide-narrow' }, (c.tags || []).join(', ')),
+      h('td', {}, String(c.agent_count)),
+      h('td', { class: 'hide-narrow' }, fmtTime(c.updated_at))));
+    results.append(table(['Name', 'Action', 'State', h('th', { class: 'hide-narrow', scope: 'col' }, 'Stages'), h('th', { class: 'hide-narrow', scope: 'col' }, 'Step types'),
+      h('th', { class: 'hide-narrow', scope: 'col' }, 'Tags'), 'Agents', h('th', { class: 'hide-narrow', scope: 'col' }, 'Updated')], rows, 'No controls match.'));
+    results.append(pager(data.pagination, state, load));
+  }
+  await load();
+}
+
+const list = (s) => s.split(',').map(x => x.trim()).filter(Boolean);
+const lines = (s) => s.split('\n').map(x => x.trim()).filter(Boolean);
+
+const DEFAULT_CONDITION = { selector: { path: 'input' }, evaluator: { name: 'regex', config: { pattern: '\\b\\d{3}-\\d{2}-\\d{4}\\b' } } };
+
+// FIELD_OF maps a problem path (without the "data." prefix) to the editor field that shows it.
+const FIELD_OF = [
+  ['description', 'description'], ['enabled', 'enabled'], ['execution', 'execution'], ['tags', 'tags'],
+  ['scope.step_types', 'step_types'], ['scope.step_names', 'step_names'], ['scope.step_name_regex', 'step_name_regex'],
+  ['scope.stages', 'stages'], ['scope', 'stages'],
+  ['action.steering_context.required_actions', 'required_actions'], ['action.steering_context', 'steering_message'],
+  ['action.decision', 'decision'], ['action.metadata', 'action_metadata'], ['action', 'decision'],
+  ['condition', 'condition'], ['selector', 'condition'], ['evaluator', 'condition'],
+];
+
+function fieldFor(path) {
+  const p = path.replace(/^data\.?/, '');
+  for (const [prefix, key] of FIELD_OF) if (p === prefix || p.startsWith(prefix + '.')) return key;
+  return 'form';
+}
+
+export async function controlEditView(el, controlId) {
+  let control = null, data = null;
+  if (controlId !== null) {
+    control = await api.get('/controls/' + controlId);
+    data = control.data;
+  }
+  const d = data || { description: '', enabled: true, execution: 'server', scope: { stages: ['pre'] }, condition: DEFAULT_CONDITION, action: { decision: 'deny' }, tags: [] };
+  const sc = d.scope || {};
+  const act = d.action || {};
+  const steer = act.steering_context || {};
+  const ro = session.readOnly;
+  const i = {
+    name: h('input', { type: 'text', id: 'ctl-name', value: control ? control.name : '', required: true, disabled: ro, autocomplete: 'off' }),
+    description: h('textarea', { id: 'ctl-description', disabled: ro }, d.description || ''),
+    enabled: h('input', { type: 'checkbox', id: 'ctl-enabled', checked: d.enabled !== false, disabled: ro }),
+    execution: h('select', { id: 'ctl-execution', disabled: ro }, ['server', 'sdk'].map(x => h('option', { value: x, selected: (d.execution || 'server') === x }, x))),
+    step_types: h('input', { type: 'text', id: 'ctl-step-types', value: (sc.step_types || []).join(', '), disabled: ro }),
+    step_names: h('input', { type: 'text', id: 'ctl-step-names', value: (sc.step_names || []).join(', '), disabled: ro }),
+    step_name_regex: h('input', { type: 'text', id: 'ctl-step-regex', value: sc.step_name_regex || '', disabled: ro }),
+    pre: h('input', { type: 'checkbox', id: 'ctl-stage-pre', checked: !sc.stages || sc.stages.includes('pre'), disabled: ro }),
+    post: h('input', { type: 'checkbox', id: 'ctl-stage-post', checked: !sc.stages || sc.stages.includes('post'), disabled: ro }),
+    decision: h('select', { id: 'ctl-decision', disabled: ro }, ['deny', 'steer', 'warn', 'log', 'allow'].map(x => h('option', { value: x, selected: (act.decision || 'deny') === x }, x))),
+    steering_message: h('input', { type: 'text', id: 'ctl-steer-message', value: steer.message || '', disabled: ro }),
+    required_actions: h('textarea', { id: 'ctl-steer-actions', disabled: ro }, (steer.required_actions || []).join('\n')),
+    action_metadata: h('textarea', { id: 'ctl-action-metadata', disabled: ro }, act.metadata ? JSON.stringify(act.metadata, null, 2) : ''),
+    tags: h('input', { type: 'text', id: 'ctl-tags', value: (d.tags || []).join(', '), disabled: ro }),
+    condition: h('textarea', { id: 'ctl-condition', class: 'tall', spellcheck: 'false', disabled: ro }, JSON.stringify(d.condition || DEFAULT_CONDITION, null, 2)),
+  };
+  const status = h('div', { id: 'form-status', 'aria-live': 'polite' });
+  const stagesBox = h('fieldset', { class: 'field' }, h('legend', {}, 'Stages'),
+    h('label', { class: 'inline', for: i.pre.id }, i.pre, 'pre (before the call)'),
+    h('label', { class: 'inline', for: i.post.id }, i.post, 'post (after the call)'),
+    h('div', { class: 'problems', dataset: { field: 'stages' }, 'aria-live': 'polite' }));
+
+  function collect() {
+    const problems = [];
+    const out = {
+      description: i.description.value, enabled: i.enabled.checked, execution: i.execution.value,
+      scope: {}, action: { decision: i.decision.value }, tags: list(i.tags.value),
+    };
+    if (list(i.step_types.value).length) out.scope.step_types = list(i.step_types.value);
+    if (list(i.step_names.value).length) out.scope.step_names = list(i.step_names.value);
+    if (i.step_name_regex.value.trim()) out.scope.step_name_regex = i.step_name_regex.value.trim();
+    const stages = [i.pre.checked && 'pre', i.post.checked && 'post'].filter(Boolean);
+    out.scope.stages = stages;
+    if (i.decision.value === 'steer' || i.steering_message.value.trim()) {
+      out.action.steering_context = { message: i.steering_message.value.trim(), required_actions: lines(i.required_actions.value) };
+    }
+    if (i.action_metadata.value.trim()) {
+      try { out.action.metadata = JSON.parse(i.action_metadata.value); } catch { problems.push({ field: 'data.action.metadata', message: 'is not valid JSON' }); }
+    }
+    try { out.condition = JSON.parse(i.condition.value); } catch (e) { problems.push({ field: 'data.condition', message: 'is not valid JSON: ' + e.message }); }
+    return { data: out, problems };
+  }
+
+  function showProblems(problems) {
+    for (const box of el.querySelectorAll('.problems')) clear(box);
+    for (const inp of Object.values(i)) inp.removeAttribute('aria-invalid');
+    for (const p of problems) {
+      const key = fieldFor(p.field || '');
+      const box = el.querySelector(`.problems[data-field="${key}"]`) || el.querySelector('.problems[data-field="form"]');
+      const rel = (p.field || '').replace(/^data\.?/, '');
+      box.append(h('div', { class: 'problem', dataset: { path: p.field || '' } }, (key === 'condition' && rel ? rel + ': ' : '') + p.message));
+      if (i[key]) i[key].setAttribute('aria-invalid', 'true');
+    }
+  }
+
+  let timer = null, seq = 0;
+  async function validate() {
+    const { data: body, problems } = collect();
+    const mine = ++seq;
+    if (problems.length) { showProblems(problems); return false; }
+    try {
+      await api.post('/controls/validate', { data: body });
+      if (mine === seq) { showProblems([]); status.replaceChildren(h('span', { class: 'muted', id: 'valid-mark' }, 'Valid')); }
+      return true;
+    } catch (e) {
+      if (mine !== seq) return false;
+      if (e.status === 422) { showProblems(e.problems.length ? e.problems : [{ field: '', message: e.message }]); status.replaceChildren(); }
+      else if (e.status === 403) { /* read-only key: nothing to validate against */ }
+      else status.replaceChildren(errorBox(e));
+      return false;
+    }
+  }
+  const schedule = () => { clearTimeout(timer); timer = setTimeout(validate, 350); };
+
+  const form = h('form', { class: 'card', id: 'control-form', novalidate: true, oninput: schedule, onchange: schedule, onsubmit: async (e) => {
+    e.preventDefault();
+    if (ro) return;
+    const { data: body, problems } = collect();
+    if (problems.length) { showProblems(problems); return; }
+    try {
+      if (control === null) {
+        const res = await api.put('/controls', { name: i.name.value.trim(), data: body });
+        location.hash = '#/controls/' + res.control_id;
+        return;
+      }
+      if (i.name.value.trim() !== control.name) await api.patch('/controls/' + control.control_id, { name: i.name.value.trim() });
+      const res = await api.put(`/controls/${control.control_id}/data`, { data: body });
+      control = await api.get('/controls/' + control.control_id);
+      showProblems([]);
+      status.replaceChildren(h('div', { class: 'ok-box', id: 'saved' }, `Saved as version ${res.version}.`));
+    } catch (err) {
+      if (err.status === 422) showProblems(err.problems.map(p => p.field === 'name' ? { ...p, field: 'name' } : p));
+      if (err.code === 'CONTROL_NAME_CONFLICT') showNameProblem(err.message);
+      status.replaceChildren(errorBox(err));
+    }
+  } },
+  h('div', { class: 'problems', dataset: { field: 'form' }, 'aria-live': 'polite' }),
+  h('div', { class: 'grid2' },
+    h('div', {},
+      field('Name', i.name, 'letters, digits, _ and -', 'name'),
+      field('Description', i.description, null, 'description'),
+      h('div', { class: 'field' }, h('label', { class: 'inline', for: i.enabled.id }, i.enabled, 'Enabled'), h('div', { class: 'problems', dataset: { field: 'enabled' } })),
+      field('Execution', i.execution, 'server: POST /evaluation; sdk: in the agent', 'execution'),
+      h('h2', {}, 'Scope'),
+      field('Step types', i.step_types, 'comma-separated; empty: every type', 'step_types'),
+      field('Step names', i.step_names, 'comma-separated exact names', 'step_names'),
+      field('Step name regex', i.step_name_regex, 'searched in the step name', 'step_name_regex'),
+      stagesBox,
+      h('h2', {}, 'Action'),
+      field('Decision', i.decision, null, 'decision'),
+      field('Steering message', i.steering_message, 'required for steer', 'steering_message'),
+      field('Required actions', i.required_actions, 'one per line', 'required_actions'),
+      field('Action metadata (JSON)', i.action_metadata, null, 'action_metadata'),
+      field('Tags', i.tags, 'comma-separated', 'tags')),
+    h('div', {},
+      field('Condition (JSON)', i.condition, 'a leaf {selector, evaluator} or {and|or: [...]}, {not: ...}', 'condition'))),
+  h('div', { class: 'toolbar' }, h('button', { type: 'submit', class: 'primary', id: 'save-control', disabled: ro }, control ? 'Save' : 'Create control'), status));
+
+  function showNameProblem(message) {
+    const box = el.querySelector('.problems[data-field="name"]');
+    box.replaceChildren(h('div', { class: 'problem' }, message));
+  }
+
+  el.append(h('h1', {}, control ? `Control ${control.name}` : 'New control'));
+  if (control) {
+    el.append(h('div', { class: 'toolbar' },
+      h('span', { class: 'grow muted' }, `#${control.control_id} · version ${control.version} · updated ${fmtTime(control.updated_at)}`),
+      h('a', { class: 'button', href: `#/controls/${control.control_id}/history`, id: 'history-link' }, 'History'),
+      h('button', { type: 'button', id: 'toggle-enabled', disabled: ro, onclick: async () => {
+        try { await api.patch('/controls/' + control.control_id, { enabled: !control.enabled }); clear(el); await controlEditView(el, control.control_id); }
+        catch (err) { status.replaceChildren(errorBox(err)); }
+      } }, control.enabled ? 'Disable' : 'Enable'),
+      h('button', { type: 'button', class: 'danger', id: 'delete-control', disabled: ro, onclick: () => confirmDelete(el, control) }, 'Delete')));
+    if (!data) el.append(h('div', { class: 'notice' }, 'This control has no data yet: it is disabled until you save a condition and an action.'));
+  }
+  el.append(form);
+  if (!ro) validate();
+}
+
+function confirmDelete(el, control) {
+  const out = h('div', { 'aria-live': 'polite' });
+  const dlg = h('dialog', { id: 'delete-dialog', 'aria-labelledby': 'delete-title' },
+    h('h2', { id: 'delete-title' }, `Delete control ${control.name}?`),
+    h('p', {}, 'Its history stays readable and its name becomes free again.'),
+    out,
+    h('div', { class: 'toolbar' },
+      h('button', { type: 'button', class: 'danger solid', id: 'confirm-delete', onclick: () => attempt(false) }, 'Delete'),
+      h('button', { type: 'button', id: 'cancel-delete', onclick: () => { dlg.close(); dlg.remove(); } }, 'Cancel')));
+  async function attempt(force) {
+    try {
+      await api.del(`/controls/${control.control_id}${force ? '?force=true' : ''}`);
+      dlg.close(); dlg.remove();
+      location.hash = '#/controls';
+    } catch (err) {
+      if (err.code === 'CONTROL_IN_USE') {
+        const agents = (err.message.match(/: ([^;]+);/) || [])[1] || '';
+        out.replaceChildren(h('div', { class: 'notice', id: 'in-use' }, 'Agents still use this control: ',
+          h('ul', {}, agents.split(',').map(a => a.trim()).filter(Boolean).map(a => h('li', {}, a)))),
+        h('button', { type: 'button', class: 'danger solid', id: 'force-delete', onclick: () => attempt(true) }, 'Unlink from them and delete'));
+      } else out.replaceChildren(errorBox(err));
+    }
+  }
+  el.append(dlg);
+  dlg.showModal();
+}
