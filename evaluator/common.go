@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"encoding/json"
 	"math"
 	"time"
 )
@@ -50,6 +51,9 @@ func toFloat(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
 	case int:
 		return float64(n), true
 	case int64:
@@ -58,6 +62,16 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// validateSchema checks config against f.ConfigSchema. Placeholder until the JSON Schema validator lands:
-// factories must still validate in New.
-func (f *Factory) validateSchema(config map[string]any) []FieldError { return nil }
+// appendNewFields appends the problems of more whose field is not already reported in problems.
+func appendNewFields(problems, more []FieldError) []FieldError {
+outer:
+	for _, m := range more {
+		for _, p := range problems {
+			if p.Field == m.Field {
+				continue outer
+			}
+		}
+		problems = append(problems, m)
+	}
+	return problems
+}

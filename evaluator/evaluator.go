@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Data is the value a selector picked from a step, handed to an evaluator.
@@ -57,7 +59,9 @@ type Factory struct {
 	Description string
 	Version     string
 	// ConfigSchema is the JSON Schema (draft 2020-12) of the evaluator's own config keys. The common keys
-	// on_error and timeout_ms are added by the registry and must not be declared here.
+	// on_error and timeout_ms are added by the registry and must not be declared here: Register replaces
+	// ConfigSchema of the registered copy with the merged document (see SchemaJSON), which is what
+	// GET /evaluators shows and what every config is validated against.
 	ConfigSchema json.RawMessage
 	// RequiresAPIKey is shown by GET /evaluators.
 	RequiresAPIKey bool
@@ -70,6 +74,9 @@ type Factory struct {
 	// New builds an evaluator from a config that already passed ConfigSchema, without on_error and
 	// timeout_ms. It returns FieldErrors for problems the schema cannot express.
 	New func(config map[string]any, opts Options) (Evaluator, error)
+
+	// compiled is the merged ConfigSchema, compiled once by Register.
+	compiled *jsonschema.Schema
 }
 
 // FieldError is one problem in an evaluator config; Field is a dotted path relative to the config

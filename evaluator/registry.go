@@ -52,10 +52,15 @@ var Default = NewRegistry()
 // database/sql.Register.
 func Register(f Factory) { Default.Register(f) }
 
-// Register adds f to r. It panics if the name is taken or f is incomplete.
+// Register adds f to r. It panics if the name is taken, f is incomplete or its ConfigSchema is not a
+// valid JSON Schema (programmer errors). The schema is compiled once here, with on_error and timeout_ms
+// merged into its properties.
 func (r *Registry) Register(f Factory) {
 	if f.Name == "" || f.New == nil {
 		panic("evaluator: Register with an empty name or a nil New")
+	}
+	if err := f.prepare(); err != nil {
+		panic(fmt.Sprintf("evaluator: invalid ConfigSchema for %q: %v", f.Name, err))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -97,8 +102,13 @@ func (r *Registry) Build(name string, config map[string]any) (*Built, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownEvaluator, name)
 	}
-	common, rest, problems := splitCommon(config, f.External)
-	problems = append(problems, f.validateSchema(rest)...)
+	config, shaped := normalizeConfig(config)
+	if !shaped {
+		return nil, &ConfigError{Problems: []FieldError{{Code: "type", Message: "config must be a JSON object"}}}
+	}
+	problems := f.validateSchema(config)
+	common, rest, more := splitCommon(config, f.External)
+	problems = appendNewFields(problems, more)
 	if len(problems) > 0 {
 		return nil, &ConfigError{Problems: problems}
 	}

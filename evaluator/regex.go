@@ -1,0 +1,232 @@
+package evaluator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"time"
+
+	"github.com/dlclark/regexp2"
+	regexp2syntax "github.com/dlclark/regexp2/syntax"
+)
+
+// Names of the regular expression engines a Regex evaluator may use (see Regex.Engine).
+const (
+	EngineRE2     = "re2"     // Go's regexp package: linear time
+	EngineRegexp2 = "regexp2" // github.com/dlclark/regexp2: backtracking, under a match timeout
+)
+
+// MaxPatternLength is the longest regex pattern accepted, in characters.
+const MaxPatternLength = 4096
+
+// ErrMatchTimeout is returned (wrapped) when a backtracking pattern runs out of time.
+var ErrMatchTimeout = errors.New("regex match timed out")
+
+const regexSchema = `{
+  "type": "object",
+  "properties": {
+    "pattern": {
+      "type": "string", "minLength": 1, "maxLength": 4096,
+      "description": "Regular expression searched (unanchored) in the selected text. RE2 syntax runs in linear time; look-around and back-references run on a backtracking engine under timeout_ms."
+    },
+    "flags": {
+      "type": "array",
+      "items": {"type": "string", "enum": ["IGNORECASE", "I", "MULTILINE", "M", "DOTALL", "S"]},
+      "description": "IGNORECASE/I: case-insensitive; MULTILINE/M: ^ and $ match at line breaks; DOTALL/S: . matches a newline."
+    }
+  },
+  "required": ["pattern"],
+  "additionalProperties": false
+}`
+
+// RegexFactory describes the built-in regex evaluator.
+func RegexFactory() Factory {
+	return Factory{
+		Name:         "regex",
+		Description:  "Matches when a regular expression is found anywhere in the selected text.",
+		Version:      "1.0.0",
+		ConfigSchema: []byte(regexSchema),
+		New:          newRegexFromConfig,
+	}
+}
+
+// Regex is the compiled regex evaluator. It is safe for concurrent use.
+type Regex struct {
+	re2      *regexp.Regexp
+	re2x     *regexp2.Regexp
+	timeout  time.Duration
+	literals []string
+	folds    bool
+	prefOK   bool
+}
+
+// regexFlags are the parsed "flags" of a config.
+type regexFlags struct {
+	ignoreCase, multiline, dotAll bool
+}
+
+func (f regexFlags) goPrefix() string {
+	p := ""
+	if f.ignoreCase {
+		p += "i"
+	}
+	if f.multiline {
+		p += "m"
+	}
+	if f.dotAll {
+		p += "s"
+	}
+	if p == "" {
+		return ""
+	}
+	return "(?" + p + ")"
+}
+
+func (f regexFlags) regexp2Options() regexp2.RegexOptions {
+	opt := regexp2.RegexOptions(regexp2.RE2)
+	if f.ignoreCase {
+		opt |= regexp2.IgnoreCase
+	}
+	if f.multiline {
+		opt |= regexp2.Multiline
+	}
+	if f.dotAll {
+		opt |= regexp2.Singleline
+	}
+	return opt
+}
+
+func parseRegexFlags(v any) (regexFlags, []FieldError) {
+	var f regexFlags
+	list, _ := v.([]any)
+	var problems []FieldError
+	for i, item := range list {
+		s, _ := item.(string)
+		switch s {
+		case "IGNORECASE", "I":
+			f.ignoreCase = true
+		case "MULTILINE", "M":
+			f.multiline = true
+		case "DOTALL", "S":
+			f.dotAll = true
+		default:
+			problems = append(problems, FieldError{Field: fmt.Sprintf("flags.%d", i), Code: "enum",
+				Message: "must be one of IGNORECASE, I, MULTILINE, M, DOTALL, S"})
+		}
+	}
+	return f, problems
+}
+
+func newRegexFromConfig(config map[string]any, opts Options) (Evaluator, error) {
+	pattern, _ := config["pattern"].(string)
+	flags, problems := parseRegexFlags(config["flags"])
+	if len(problems) > 0 {
+		return nil, &ConfigError{Problems: problems}
+	}
+	return NewRegex(pattern, flags.ignoreCase, flags.multiline, flags.dotAll, opts.Timeout)
+}
+
+// NewRegex compiles pattern with Go's regexp when RE2 accepts it, and with regexp2 (matches bounded by
+// timeout) when RE2 rejects it only for lack of backtracking features: look-around, back-references,
+// atomic groups, possessive quantifiers, conditionals. Any other syntax error is a FieldError on
+// "pattern" with code invalid_regex; its message never contains the pattern.
+func NewRegex(pattern string, ignoreCase, multiline, dotAll bool, timeout time.Duration) (*Regex, error) {
+	if pattern == "" {
+		return nil, FieldError{Field: "pattern", Code: "required", Message: "must not be empty"}
+	}
+	if len([]rune(pattern)) > MaxPatternLength {
+		return nil, FieldError{Field: "pattern", Code: "maxLength", Message: fmt.Sprintf("must have at most %d characters", MaxPatternLength)}
+	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	flags := regexFlags{ignoreCase: ignoreCase, multiline: multiline, dotAll: dotAll}
+	expr := flags.goPrefix() + pattern
+	re, err := regexp.Compile(expr)
+	if err == nil {
+		r := &Regex{re2: re, timeout: timeout}
+		r.literals, r.folds, r.prefOK = requiredLiterals(expr)
+		return r, nil
+	}
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return nil, FieldError{Field: "pattern", Code: "invalid_regex", Message: "is not a valid regular expression"}
+	}
+	if !needsBacktracking(se.Code) {
+		return nil, FieldError{Field: "pattern", Code: "invalid_regex", Message: "is not a valid regular expression: " + se.Code.String()}
+	}
+	re2x, err := regexp2.Compile(pattern, flags.regexp2Options())
+	if err != nil {
+		msg := "is not a valid regular expression"
+		var pe *regexp2syntax.Error
+		if errors.As(err, &pe) {
+			msg += ": " + regexp2Message(pe)
+		}
+		return nil, FieldError{Field: "pattern", Code: "invalid_regex", Message: msg}
+	}
+	re2x.MatchTimeout = timeout
+	return &Regex{re2x: re2x, timeout: timeout}, nil
+}
+
+// needsBacktracking reports whether an RE2 parse error may come from a feature only a backtracking engine
+// has: (?=, (?!, (?<=, (?<!, (?>, (?( give invalid Perl operators; \1 and \k<name> invalid escapes;
+// possessive quantifiers (a*+) invalid nested repetition; (?P=name) an invalid named capture.
+func needsBacktracking(code syntax.ErrorCode) bool {
+	switch code {
+	case syntax.ErrInvalidPerlOp, syntax.ErrInvalidEscape, syntax.ErrInvalidRepeatOp, syntax.ErrInvalidNamedCapture:
+		return true
+	}
+	return false
+}
+
+// regexp2Message is a regexp2 parse error without the pattern ("in `...`") it quotes.
+func regexp2Message(e *regexp2syntax.Error) string {
+	if len(e.Args) == 0 {
+		return e.Code.String()
+	}
+	return fmt.Sprintf(e.Code.String(), e.Args...)
+}
+
+// Engine reports which engine compiled the pattern: EngineRE2 or EngineRegexp2.
+func (r *Regex) Engine() string {
+	if r.re2 != nil {
+		return EngineRE2
+	}
+	return EngineRegexp2
+}
+
+// Evaluate matches the pattern anywhere in d.Text. Null data never matches. On RE2 a non-match does not
+// allocate. On regexp2 a match that runs past the timeout returns an error wrapping ErrMatchTimeout.
+func (r *Regex) Evaluate(ctx context.Context, d *Data) (Result, error) {
+	if d == nil || d.IsNull() {
+		return Result{Confidence: 1}, nil
+	}
+	if r.re2 != nil {
+		if !r.re2.MatchString(d.Text) {
+			return Result{Confidence: 1}, nil
+		}
+		return Result{Matched: true, Confidence: 1, Message: "pattern matched", Metadata: map[string]any{"engine": EngineRE2}}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	ok, err := r.re2x.MatchString(d.Text)
+	if err != nil {
+		// regexp2's own error quotes the input: never pass it on.
+		return Result{}, fmt.Errorf("%w after %v", ErrMatchTimeout, r.timeout)
+	}
+	if !ok {
+		return Result{Confidence: 1}, nil
+	}
+	return Result{Matched: true, Confidence: 1, Message: "pattern matched", Metadata: map[string]any{"engine": EngineRegexp2}}, nil
+}
+
+// RequiredLiterals implements Prefilter. Patterns compiled by regexp2 have no prefilter.
+func (r *Regex) RequiredLiterals() (literals []string, foldsCase bool, ok bool) {
+	if !r.prefOK {
+		return nil, false, false
+	}
+	return r.literals, r.folds, true
+}
