@@ -1,0 +1,73 @@
+package observability
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	guard "github.com/guardrail-control/guard"
+)
+
+// SourceServer and SourceSDK are the values of Event.Source: recorded by the server in POST /evaluation,
+// or posted by a client library that evaluated controls in process.
+const (
+	SourceServer = "server"
+	SourceSDK    = "sdk"
+)
+
+// EventsFromResult turns one evaluation into one event per evaluated control (matches, errors and
+// non-matches), with source "server". Evaluator output metadata is not copied: it may quote the step.
+func EventsFromResult(agentName string, step *guard.Step, stage guard.Stage, res *guard.Result,
+	traceID, spanID string, now time.Time) []guard.Event {
+	if res == nil {
+		return nil
+	}
+	var stepType, stepName string
+	if step != nil {
+		stepType, stepName = step.Type, step.Name
+	}
+	ts := now.UTC()
+	events := make([]guard.Event, 0, len(res.Matches)+len(res.Errors)+len(res.NonMatches))
+	for _, list := range [][]guard.ControlResult{res.Matches, res.Errors, res.NonMatches} {
+		for i := range list {
+			cr := &list[i]
+			id := cr.ControlExecutionID
+			if id == "" {
+				id = uuid.NewString()
+			}
+			ev := guard.Event{
+				ControlExecutionID: id,
+				TraceID:            traceID,
+				SpanID:             spanID,
+				AgentName:          agentName,
+				ControlID:          cr.ControlID,
+				ControlName:        cr.ControlName,
+				CheckStage:         stage,
+				StepType:           stepType,
+				StepName:           stepName,
+				Action:             normalizeAction(cr.Action),
+				Matched:            cr.Result.Matched,
+				Confidence:         cr.Result.Confidence,
+				Timestamp:          ts,
+				EvaluatorName:      cr.EvaluatorName,
+				SelectorPath:       cr.SelectorPath,
+				ErrorMessage:       cr.Result.Error,
+				Source:             SourceServer,
+			}
+			if cr.Duration > 0 {
+				ms := float64(cr.Duration) / float64(time.Millisecond)
+				ev.ExecutionDurationMS = &ms
+			}
+			events = append(events, ev)
+		}
+	}
+	return events
+}
+
+// normalizeAction maps the observe synonym to log.
+func normalizeAction(d guard.Decision) guard.Decision {
+	if d == guard.DecisionObserve {
+		return guard.DecisionLog
+	}
+	return d
+}

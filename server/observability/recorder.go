@@ -1,0 +1,327 @@
+package observability
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	guard "github.com/guardrail-control/guard"
+)
+
+// Defaults of RecorderConfig.
+const (
+	DefaultBufferSize     = 100000
+	DefaultBatchSize      = 500
+	DefaultFlushInterval  = 10 * time.Second
+	DefaultRetryAttempts  = 3
+	DefaultRetryBackoff   = 100 * time.Millisecond
+	DefaultWriteTimeout   = 30 * time.Second
+	maxRetryBackoffFactor = 8
+)
+
+// RecorderConfig configures a Recorder; zero fields take the defaults.
+type RecorderConfig struct {
+	BufferSize    int           // events held in memory at most, written or not yet; default 100000
+	BatchSize     int           // events per InsertEvents call; default 500
+	FlushInterval time.Duration // OBSERVABILITY_FLUSH_INTERVAL_SECONDS; default 10s
+	// RetryAttempts is how many times a batch is tried before its events are given up (default 3);
+	// RetryBackoff the wait before the first retry, doubled after each (default 100ms).
+	RetryAttempts int
+	RetryBackoff  time.Duration
+	// WriteTimeout bounds one InsertEvents call (default 30s).
+	WriteTimeout time.Duration
+	Metrics      *Metrics
+	Logger       *zap.Logger
+}
+
+func (c *RecorderConfig) defaults() {
+	if c.BufferSize <= 0 {
+		c.BufferSize = DefaultBufferSize
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.BatchSize > c.BufferSize {
+		c.BatchSize = c.BufferSize
+	}
+	if c.FlushInterval <= 0 {
+		c.FlushInterval = DefaultFlushInterval
+	}
+	if c.RetryAttempts <= 0 {
+		c.RetryAttempts = DefaultRetryAttempts
+	}
+	if c.RetryBackoff <= 0 {
+		c.RetryBackoff = DefaultRetryBackoff
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+}
+
+// RecorderStats are the recorder's counters since it started.
+type RecorderStats struct {
+	Pending  int   // events buffered or being written now
+	Received int64 // events offered to Enqueue
+	Dropped  int64 // events refused by Enqueue (buffer full or closed)
+	Written  int64 // events the store accepted
+	Lost     int64 // events taken from the buffer whose batch failed every attempt
+}
+
+// Recorder buffers events in memory and writes them to the store in batches from one goroutine: every
+// FlushInterval, as soon as a batch is full, on Flush and on Close. Enqueue never waits on the database:
+// when BufferSize events are pending (buffered or being written), further events are dropped and
+// counted. A batch whose write fails is retried RetryAttempts times with exponential backoff; after that
+// its events are lost, counted (events_dropped_total{reason="write_error"}) and logged.
+type Recorder struct {
+	store guard.EventStore
+	cfg   RecorderConfig
+
+	mu       sync.Mutex
+	chunks   [][]guard.Event // FIFO; every chunk but the last holds exactly BatchSize events
+	pending  int             // events in chunks plus the batch being written
+	closed   bool
+	received int64
+	dropped  int64
+	written  int64
+	lost     int64
+
+	wake    chan struct{}   // a batch filled (capacity 1)
+	flushes chan chan error // Flush requests
+	stop    chan struct{}   // closed by Close
+	done    chan struct{}   // closed when the writer goroutine has returned
+	life    context.Context // cancelled when Close gives up waiting: aborts writes and backoffs
+	cancel  context.CancelFunc
+	once    sync.Once
+}
+
+// NewRecorder starts a recorder writing to store; Close stops it.
+func NewRecorder(store guard.EventStore, cfg RecorderConfig) *Recorder {
+	cfg.defaults()
+	life, cancel := context.WithCancel(context.Background())
+	r := &Recorder{
+		store:   store,
+		cfg:     cfg,
+		wake:    make(chan struct{}, 1),
+		flushes: make(chan chan error),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		life:    life,
+		cancel:  cancel,
+	}
+	go r.run()
+	return r
+}
+
+// Enqueue buffers as many of events as there is room for, in order, and drops the rest; it returns how
+// many were buffered and how many dropped. It never blocks on the database. Events enqueued before a
+// Flush or Close are written by it (or counted lost if the store keeps failing).
+func (r *Recorder) Enqueue(events []guard.Event) (enqueued, dropped int) {
+	if len(events) == 0 {
+		return 0, 0
+	}
+	r.mu.Lock()
+	reason := DropBufferFull
+	if r.closed {
+		reason = DropClosed
+	} else {
+		enqueued = min(len(events), r.cfg.BufferSize-r.pending)
+		r.append(events[:enqueued])
+	}
+	dropped = len(events) - enqueued
+	r.received += int64(len(events))
+	r.dropped += int64(dropped)
+	full := len(r.chunks) > 1 || len(r.chunks) == 1 && len(r.chunks[0]) == r.cfg.BatchSize
+	r.mu.Unlock()
+
+	r.cfg.Metrics.eventsIn(len(events), dropped, reason)
+	if dropped > 0 {
+		r.cfg.Logger.Warn("observability buffer full: events dropped", zap.Int("dropped", dropped),
+			zap.String("reason", reason), zap.Int("buffer_size", r.cfg.BufferSize))
+	}
+	if full {
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
+	}
+	return enqueued, dropped
+}
+
+// append copies events into the chunk list; r.mu is held.
+func (r *Recorder) append(events []guard.Event) {
+	r.pending += len(events)
+	for len(events) > 0 {
+		n := len(r.chunks)
+		if n == 0 || len(r.chunks[n-1]) == r.cfg.BatchSize {
+			r.chunks = append(r.chunks, make([]guard.Event, 0, r.cfg.BatchSize))
+			n++
+		}
+		last := r.chunks[n-1]
+		k := min(len(events), r.cfg.BatchSize-len(last))
+		r.chunks[n-1] = append(last, events[:k]...)
+		events = events[k:]
+	}
+}
+
+// Flush writes every event buffered when it is called and returns once they are written, or an error
+// naming how many were lost. Events enqueued while it runs may be written too.
+func (r *Recorder) Flush(ctx context.Context) error {
+	reply := make(chan error, 1)
+	select {
+	case r.flushes <- reply:
+	case <-r.done:
+		return nil // closed: Close wrote everything
+	case <-ctx.Done():
+		return fmt.Errorf("observability flush: %w", ctx.Err())
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("observability flush: %w (the write goes on in the background)", ctx.Err())
+	}
+}
+
+// Close refuses further events (they are dropped with reason "closed"), writes everything buffered and
+// stops the writer goroutine. If ctx ends first, the writes in progress are cancelled, the events not yet
+// written are counted lost, and Close returns an error saying how many.
+func (r *Recorder) Close(ctx context.Context) error {
+	r.once.Do(func() {
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
+		close(r.stop)
+	})
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		r.cancel()
+		<-r.done
+	}
+	r.cancel()
+	r.mu.Lock()
+	lost := r.lost
+	r.mu.Unlock()
+	if lost > 0 {
+		return fmt.Errorf("observability recorder: %d events could not be written", lost)
+	}
+	return nil
+}
+
+// Stats returns the recorder's counters.
+func (r *Recorder) Stats() RecorderStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return RecorderStats{Pending: r.pending, Received: r.received, Dropped: r.dropped, Written: r.written, Lost: r.lost}
+}
+
+func (r *Recorder) run() {
+	defer close(r.done)
+	ticker := time.NewTicker(r.cfg.FlushInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-r.stop:
+			r.writeAll()
+			return
+		case <-ticker.C:
+			r.writeAll()
+		case <-r.wake:
+			r.writeFull()
+		case reply := <-r.flushes:
+			reply <- r.writeAll()
+		}
+	}
+}
+
+// next takes the oldest chunk out of the buffer when it is full, or whatever it is when partial is set.
+func (r *Recorder) next(partial bool) []guard.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.chunks) == 0 || !partial && len(r.chunks[0]) < r.cfg.BatchSize {
+		return nil
+	}
+	c := r.chunks[0]
+	r.chunks[0] = nil
+	r.chunks = r.chunks[1:]
+	if len(r.chunks) == 0 {
+		r.chunks = nil // let the backing array go
+	}
+	return c
+}
+
+// writeFull writes the full batches.
+func (r *Recorder) writeFull() {
+	for {
+		batch := r.next(false)
+		if batch == nil {
+			return
+		}
+		_ = r.write(batch)
+	}
+}
+
+// writeAll writes every batch buffered when it starts (a flood of new events cannot keep it busy
+// forever) and returns the errors of batches that were lost.
+func (r *Recorder) writeAll() error {
+	r.mu.Lock()
+	n := len(r.chunks)
+	r.mu.Unlock()
+	var errs []error
+	for i := 0; i < n; i++ {
+		batch := r.next(true)
+		if batch == nil {
+			break
+		}
+		if err := r.write(batch); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// write stores one batch, retrying with backoff; on final failure the batch is counted lost.
+func (r *Recorder) write(batch []guard.Event) error {
+	var err error
+	backoff := r.cfg.RetryBackoff
+	for attempt := 1; attempt <= r.cfg.RetryAttempts; attempt++ {
+		ctx, cancel := context.WithTimeout(r.life, r.cfg.WriteTimeout)
+		err = r.store.InsertEvents(ctx, batch)
+		cancel()
+		if err == nil {
+			r.mu.Lock()
+			r.pending -= len(batch)
+			r.written += int64(len(batch))
+			r.mu.Unlock()
+			r.cfg.Metrics.eventsStored(len(batch))
+			return nil
+		}
+		if attempt == r.cfg.RetryAttempts || r.life.Err() != nil {
+			break
+		}
+		r.cfg.Logger.Warn("observability events write failed; retrying", zap.Int("events", len(batch)),
+			zap.Int("attempt", attempt), zap.Duration("backoff", backoff), zap.Error(err))
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-r.life.Done():
+			t.Stop()
+		}
+		backoff = min(backoff*2, r.cfg.RetryBackoff*maxRetryBackoffFactor)
+	}
+	r.mu.Lock()
+	r.pending -= len(batch)
+	r.lost += int64(len(batch))
+	r.mu.Unlock()
+	r.cfg.Metrics.eventsLost(len(batch))
+	r.cfg.Logger.Error("observability events lost: the batch could not be written", zap.Int("events", len(batch)),
+		zap.Int("attempts", r.cfg.RetryAttempts), zap.Error(err))
+	return fmt.Errorf("%d events lost: %w", len(batch), err)
+}
