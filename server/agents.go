@@ -1,0 +1,278 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/server/problem"
+)
+
+// agentIn is the agent object of POST /agents/initAgent.
+type agentIn struct {
+	Name        string         `json:"agent_name"`
+	Description string         `json:"agent_description"`
+	Version     string         `json:"agent_version"`
+	Metadata    map[string]any `json:"agent_metadata"`
+}
+
+type initAgentRequest struct {
+	Agent        *agentIn           `json:"agent"`
+	Steps        []guard.StepSchema `json:"steps"`
+	ConflictMode string             `json:"conflict_mode"`
+}
+
+type initAgentResponse struct {
+	Created  bool                 `json:"created"`
+	Agent    guard.Agent          `json:"agent"`
+	Controls []guard.AgentControl `json:"controls"`
+}
+
+type agentResponse struct {
+	Agent    guard.Agent          `json:"agent"`
+	Steps    []guard.StepSchema   `json:"steps"`
+	Controls []guard.AgentControl `json:"controls,omitempty"`
+}
+
+type patchAgentRequest struct {
+	Description *string         `json:"agent_description"`
+	Version     *string         `json:"agent_version"`
+	Metadata    map[string]any  `json:"agent_metadata"`
+	RemoveSteps []guard.StepRef `json:"remove_steps"`
+}
+
+type successResponse struct {
+	Success bool `json:"success"`
+}
+
+type unlinkResponse struct {
+	Success bool `json:"success"`
+	Removed bool `json:"removed"`
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
+	pg, err := page(r)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	agents, info, err := s.store.ListAgents(r.Context(), guard.AgentFilter{Name: r.URL.Query().Get("name")}, pg)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if agents == nil {
+		agents = []guard.AgentSummary{}
+	}
+	problem.WriteJSON(w, http.StatusOK, struct {
+		Agents     []guard.AgentSummary `json:"agents"`
+		Pagination listPage             `json:"pagination"`
+	}{agents, toPage(info)})
+}
+
+func (s *Server) initAgent(w http.ResponseWriter, r *http.Request) {
+	var req initAgentRequest
+	if err := problem.DecodeJSON(r, &req); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	in, err := validateInitAgent(&req)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	created, agent, err := s.store.InitAgent(r.Context(), in)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.cache.invalidate()
+	controls, _, err := s.store.AgentControls(r.Context(), agent.Name)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	problem.WriteJSON(w, http.StatusOK, initAgentResponse{Created: created, Agent: fixAgent(agent), Controls: nonNilControls(controls)})
+}
+
+// validateInitAgent checks the request and returns the store input, listing every problem at once.
+func validateInitAgent(req *initAgentRequest) (guard.AgentInit, error) {
+	var probs []guard.Problem
+	in := guard.AgentInit{ConflictMode: guard.ConflictStrict}
+	if req.Agent == nil {
+		probs = append(probs, guard.Problem{Field: "agent", Code: "required", Message: "is required"})
+	} else {
+		name, err := guard.NormalizeAgentName(req.Agent.Name)
+		if err != nil {
+			probs = append(probs, guard.Problem{Field: "agent.agent_name", Code: "invalid", Message: err.Error()})
+		}
+		in.Agent = guard.Agent{Name: name, Description: req.Agent.Description, Version: req.Agent.Version, Metadata: req.Agent.Metadata}
+	}
+	switch req.ConflictMode {
+	case "", string(guard.ConflictStrict):
+	case string(guard.ConflictOverwrite):
+		in.ConflictMode = guard.ConflictOverwrite
+	default:
+		probs = append(probs, guard.Problem{Field: "conflict_mode", Code: "enum", Message: "must be one of strict, overwrite"})
+	}
+	seen := make(map[guard.StepRef]bool, len(req.Steps))
+	for i, st := range req.Steps {
+		p := "steps." + strconv.Itoa(i)
+		if st.Type == "" {
+			probs = append(probs, guard.Problem{Field: p + ".type", Code: "required", Message: "must be a non-empty string"})
+		}
+		if st.Name == "" {
+			probs = append(probs, guard.Problem{Field: p + ".name", Code: "required", Message: "must be a non-empty string"})
+		}
+		ref := guard.StepRef{Type: st.Type, Name: st.Name}
+		if st.Type != "" && st.Name != "" && seen[ref] {
+			probs = append(probs, guard.Problem{Field: p, Code: "duplicate", Message: "repeats the (type, name) of an earlier step"})
+		}
+		seen[ref] = true
+	}
+	if len(probs) > 0 {
+		return in, problem.Validation("the agent registration is not valid", probs...)
+	}
+	in.Steps = req.Steps
+	if in.Steps == nil {
+		in.Steps = []guard.StepSchema{}
+	}
+	return in, nil
+}
+
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
+	name, err := pathAgent(r)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	agent, steps, err := s.store.GetAgent(r.Context(), name)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	controls, _, err := s.store.AgentControls(r.Context(), name)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	problem.WriteJSON(w, http.StatusOK, struct {
+		Agent    guard.Agent          `json:"agent"`
+		Steps    []guard.StepSchema   `json:"steps"`
+		Controls []guard.AgentControl `json:"controls"`
+	}{fixAgent(agent), nonNilSteps(steps), nonNilControls(controls)})
+}
+
+func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) {
+	name, err := pathAgent(r)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var req patchAgentRequest
+	if err := problem.DecodeJSON(r, &req); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var probs []guard.Problem
+	for i, ref := range req.RemoveSteps {
+		if ref.Type == "" || ref.Name == "" {
+			probs = append(probs, guard.Problem{Field: "remove_steps." + strconv.Itoa(i), Code: "required", Message: "type and name must be non-empty strings"})
+		}
+	}
+	if len(probs) > 0 {
+		s.writeErr(w, r, problem.Validation("the agent patch is not valid", probs...))
+		return
+	}
+	agent, steps, err := s.store.PatchAgent(r.Context(), name, guard.AgentPatch{
+		Description: req.Description, Version: req.Version, Metadata: req.Metadata, RemoveSteps: req.RemoveSteps,
+	})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.cache.invalidate()
+	problem.WriteJSON(w, http.StatusOK, agentResponse{Agent: fixAgent(agent), Steps: nonNilSteps(steps)})
+}
+
+func (s *Server) agentControls(w http.ResponseWriter, r *http.Request) {
+	name, err := pathAgent(r)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	controls, rev, err := s.store.AgentControls(r.Context(), name)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	tag := etag(rev)
+	w.Header().Set("ETag", tag)
+	w.Header().Set("Cache-Control", "no-cache")
+	if etagMatches(r.Header.Get("If-None-Match"), tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	problem.WriteJSON(w, http.StatusOK, struct {
+		Controls []guard.AgentControl `json:"controls"`
+	}{nonNilControls(controls)})
+}
+
+func (s *Server) linkControl(w http.ResponseWriter, r *http.Request) {
+	name, id, err := agentAndControl(r)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if err := s.store.LinkControl(r.Context(), name, id); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.cache.invalidate()
+	problem.WriteJSON(w, http.StatusOK, successResponse{Success: true})
+}
+
+func (s *Server) unlinkControl(w http.ResponseWriter, r *http.Request) {
+	name, id, err := agentAndControl(r)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	removed, err := s.store.UnlinkControl(r.Context(), name, id)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.cache.invalidate()
+	problem.WriteJSON(w, http.StatusOK, unlinkResponse{Success: true, Removed: removed})
+}
+
+func agentAndControl(r *http.Request) (string, int64, error) {
+	name, err := pathAgent(r)
+	if err != nil {
+		return "", 0, err
+	}
+	id, err := pathID(r, "control_id")
+	return name, id, err
+}
+
+func fixAgent(a guard.Agent) guard.Agent {
+	if a.Metadata == nil {
+		a.Metadata = map[string]any{}
+	}
+	return a
+}
+
+func nonNilSteps(s []guard.StepSchema) []guard.StepSchema {
+	if s == nil {
+		return []guard.StepSchema{}
+	}
+	return s
+}
+
+func nonNilControls(c []guard.AgentControl) []guard.AgentControl {
+	if c == nil {
+		return []guard.AgentControl{}
+	}
+	return c
+}

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net/http"
+
+	"github.com/guardrail-control/guard/server/problem"
+)
+
+// APIKeyHeader carries the API key.
+const APIKeyHeader = "X-API-Key"
+
+// level is the access level a route needs (contract section 6).
+type level int
+
+const (
+	levelPublic  level = iota // no key
+	levelRuntime              // regular or admin key
+	levelAdmin                // admin key
+)
+
+func (l level) String() string {
+	switch l {
+	case levelPublic:
+		return "public"
+	case levelRuntime:
+		return "runtime"
+	}
+	return "admin"
+}
+
+// authenticator checks API keys in constant time.
+type authenticator struct {
+	enabled bool
+	regular [][]byte
+	admin   [][]byte
+}
+
+func newAuthenticator(enabled bool, regular, admin []string) (*authenticator, error) {
+	a := &authenticator{enabled: enabled}
+	for _, k := range regular {
+		if k != "" {
+			a.regular = append(a.regular, []byte(k))
+		}
+	}
+	for _, k := range admin {
+		if k != "" {
+			a.admin = append(a.admin, []byte(k))
+		}
+	}
+	if enabled && len(a.regular) == 0 && len(a.admin) == 0 {
+		return nil, errors.New("server: API key authentication is enabled (GUARD_API_KEY_ENABLED=true) but no key is configured: set GUARD_API_KEYS and/or GUARD_ADMIN_API_KEYS")
+	}
+	return a, nil
+}
+
+// match compares key with every configured key without stopping at the first hit, so the time taken does
+// not depend on which key (if any) matched.
+func match(key []byte, keys [][]byte) bool {
+	found := 0
+	for _, k := range keys {
+		found |= subtle.ConstantTimeCompare(key, k)
+	}
+	return found == 1
+}
+
+// wrap guards h with the access level l.
+func (a *authenticator) wrap(l level, h http.Handler) http.Handler {
+	if !a.enabled || l == levelPublic {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get(APIKeyHeader)
+		if key == "" {
+			writeAuthErr(w, r, problem.CodeAuthMissingKey, "an API key is required in the X-API-Key header")
+			return
+		}
+		kb := []byte(key)
+		isAdmin := match(kb, a.admin)
+		isRegular := match(kb, a.regular)
+		switch {
+		case isAdmin:
+		case isRegular && l == levelRuntime:
+		case isRegular:
+			problem.Write(w, r, nil, problem.New(http.StatusForbidden, problem.CodeAuthInsufficient,
+				"this operation needs an admin API key"))
+			return
+		default:
+			writeAuthErr(w, r, problem.CodeAuthInvalidKey, "the API key is not valid")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func writeAuthErr(w http.ResponseWriter, r *http.Request, code, detail string) {
+	e := problem.New(http.StatusUnauthorized, code, detail)
+	e.Header = http.Header{"Www-Authenticate": {"ApiKey"}}
+	problem.Write(w, r, nil, e)
+}

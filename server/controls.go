@@ -1,0 +1,263 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/server/problem"
+)
+
+type createControlRequest struct {
+	Name string          `json:"name"`
+	Data json.RawMessage `json:"data"`
+}
+
+type dataRequest struct {
+	Data json.RawMessage `json:"data"`
+}
+
+type patchControlRequest struct {
+	Name    *string `json:"name"`
+	Enabled *bool   `json:"enabled"`
+}
+
+// parseData decodes and validates the data field of a request body: problems come back with paths
+// prefixed by "data.".
+func (s *Server) parseData(raw json.RawMessage) (guard.ControlData, error) {
+	if isNull(raw) {
+		return guard.ControlData{}, problem.Validation("data is required", guard.Problem{Field: "data", Code: "required", Message: "is required"})
+	}
+	d, err := guard.ParseControlData(raw, guard.WithValidationRegistry(s.cfg.registry))
+	if err != nil {
+		var ve *guard.ValidationError
+		if errors.As(err, &ve) {
+			return d, problem.Validation("the control data is not valid", ve.WithPrefix("data").Problems...)
+		}
+		return d, err
+	}
+	return d, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || bytes.Equal(t, []byte("null"))
+}
+
+func (s *Server) createControl(w http.ResponseWriter, r *http.Request) {
+	var req createControlRequest
+	if err := problem.DecodeJSON(r, &req); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var probs []guard.Problem
+	if err := guard.ValidateControlName(req.Name); err != nil {
+		probs = append(probs, guard.Problem{Field: "name", Code: "invalid", Message: err.Error()})
+	}
+	var data *guard.ControlData
+	if !isNull(req.Data) {
+		d, err := s.parseData(req.Data)
+		if err != nil {
+			var pe *problem.Error
+			if !errors.As(err, &pe) || pe.Code != problem.CodeValidation {
+				s.writeErr(w, r, err)
+				return
+			}
+			probs = append(probs, pe.Problems...)
+		}
+		data = &d
+	}
+	if len(probs) > 0 {
+		s.writeErr(w, r, problem.Validation("the control is not valid", probs...))
+		return
+	}
+	rec, err := s.store.CreateControl(r.Context(), req.Name, data)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.cache.invalidate()
+	problem.WriteJSON(w, http.StatusCreated, struct {
+		ControlID int64 `json:"control_id"`
+	}{rec.ID})
+}
+
+func (s *Server) listControls(w http.ResponseWriter, r *http.Request) {
+	pg, err := page(r)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	f := guard.ControlFilter{Name: q.Get("name"), Tag: q.Get("tag"), StepType: q.Get("step_type")}
+	if f.Enabled, err = queryBool(r, "enabled"); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if v, ok := q["stage"]; ok {
+		st, err := guard.ParseStage(v[0])
+		if err != nil {
+			s.writeErr(w, r, invalidParam("stage", "enum", "must be one of pre, post"))
+			return
+		}
+		f.Stage = st
+	}
+	list, info, err := s.store.ListControls(r.Context(), f, pg)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	for i := range list {
+		fixSummary(&list[i])
+	}
+	if list == nil {
+		list = []guard.ControlSummary{}
+	}
+	problem.WriteJSON(w, http.StatusOK, struct {
+		Controls   []guard.ControlSummary `json:"controls"`
+		Pagination listPage               `json:"pagination"`
+	}{list, toPage(info)})
+}
+
+func fixSummary(c *guard.ControlSummary) {
+	if c.StepTypes == nil {
+		c.StepTypes = []string{}
+	}
+	if c.Stages == nil {
+		c.Stages = []guard.Stage{}
+	}
+	if c.Tags == nil {
+		c.Tags = []string{}
+	}
+}
+
+func (s *Server) getControl(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "control_id")
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	rec, err := s.store.GetControl(r.Context(), id)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	problem.WriteJSON(w, http.StatusOK, rec)
+}
+
+func (s *Server) patchControl(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "control_id")
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var req patchControlRequest
+	if err := problem.DecodeJSON(r, &req); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if req.Name != nil {
+		if err := guard.ValidateControlName(*req.Name); err != nil {
+			s.writeErr(w, r, problem.Validation("the control patch is not valid", guard.Problem{Field: "name", Code: "invalid", Message: err.Error()}))
+			return
+		}
+	}
+	rec, err := s.store.UpdateControl(r.Context(), id, guard.ControlPatch{Name: req.Name, Enabled: req.Enabled})
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.cache.invalidate()
+	problem.WriteJSON(w, http.StatusOK, rec)
+}
+
+func (s *Server) deleteControl(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "control_id")
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	force, err := queryBool(r, "force")
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	agents, err := s.store.DeleteControl(r.Context(), id, force != nil && *force)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.cache.invalidate()
+	if agents == nil {
+		agents = []string{}
+	}
+	problem.WriteJSON(w, http.StatusOK, struct {
+		Success        bool     `json:"success"`
+		UnlinkedAgents []string `json:"unlinked_agents"`
+	}{true, agents})
+}
+
+func (s *Server) getControlData(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "control_id")
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	rec, err := s.store.GetControl(r.Context(), id)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if rec.Data == nil {
+		s.writeErr(w, r, guard.ErrNoControlData)
+		return
+	}
+	problem.WriteJSON(w, http.StatusOK, struct {
+		Data *guard.ControlData `json:"data"`
+	}{rec.Data})
+}
+
+func (s *Server) putControlData(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "control_id")
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var req dataRequest
+	if err := problem.DecodeJSON(r, &req); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	data, err := s.parseData(req.Data)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	version, err := s.store.PutControlData(r.Context(), id, data)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.cache.invalidate()
+	problem.WriteJSON(w, http.StatusOK, struct {
+		Success bool `json:"success"`
+		Version int  `json:"version"`
+	}{true, version})
+}
+
+func (s *Server) validateControl(w http.ResponseWriter, r *http.Request) {
+	var req dataRequest
+	if err := problem.DecodeJSON(r, &req); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	if _, err := s.parseData(req.Data); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	problem.WriteJSON(w, http.StatusOK, struct {
+		Valid bool `json:"valid"`
+	}{true})
+}

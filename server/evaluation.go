@@ -1,0 +1,66 @@
+package server
+
+import (
+	"net/http"
+
+	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/server/problem"
+)
+
+type evaluationRequest struct {
+	AgentName string      `json:"agent_name"`
+	Step      *guard.Step `json:"step"`
+	Stage     string      `json:"stage"`
+}
+
+// evaluate is POST /evaluation: the agent's cached engine evaluates the step at the stage.
+func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
+	var req evaluationRequest
+	if err := problem.DecodeJSON(r, &req); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	agent, stage, err := validateEvaluation(&req)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	eng, err := s.cache.get(r.Context(), agent)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	res, err := eng.Evaluate(r.Context(), req.Step, stage)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	s.afterEvaluation(r, agent, req.Step, stage, res)
+	problem.WriteJSON(w, http.StatusOK, res)
+}
+
+func validateEvaluation(req *evaluationRequest) (string, guard.Stage, error) {
+	var probs []guard.Problem
+	agent, err := guard.NormalizeAgentName(req.AgentName)
+	if err != nil {
+		probs = append(probs, guard.Problem{Field: "agent_name", Code: "invalid", Message: err.Error()})
+	}
+	stage, err := guard.ParseStage(req.Stage)
+	if err != nil {
+		probs = append(probs, guard.Problem{Field: "stage", Code: "enum", Message: "must be one of pre, post"})
+	}
+	if req.Step == nil {
+		probs = append(probs, guard.Problem{Field: "step", Code: "required", Message: "is required"})
+	} else {
+		if req.Step.Type == "" {
+			probs = append(probs, guard.Problem{Field: "step.type", Code: "required", Message: "must be a non-empty string"})
+		}
+		if req.Step.Name == "" {
+			probs = append(probs, guard.Problem{Field: "step.name", Code: "required", Message: "must be a non-empty string"})
+		}
+	}
+	if len(probs) > 0 {
+		return "", "", problem.Validation("the evaluation request is not valid", probs...)
+	}
+	return agent, stage, nil
+}

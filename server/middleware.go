@@ -1,0 +1,117 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+
+	"go.uber.org/zap"
+
+	"github.com/guardrail-control/guard/server/problem"
+)
+
+// middleware wraps the dispatcher: version header and request id first (so every response, errors and
+// 401s included, carries them), then panic recovery, then the body limit.
+func (s *Server) middleware(next http.Handler) http.Handler {
+	h := s.limitBody(next)
+	h = s.observeHTTP(h)
+	h = s.recoverPanics(h)
+	return s.stamp(h)
+}
+
+// stamp sets X-Guard-Server-Version and X-Request-Id on the response before anything else runs.
+func (s *Server) stamp(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set(VersionHeader, s.cfg.version)
+		id := r.Header.Get(problem.RequestIDHeader)
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		h.Set(problem.RequestIDHeader, id)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// validRequestID accepts an incoming request id of 1-128 characters of [A-Za-z0-9._:-], so that a client's
+// id can be followed through the logs without letting arbitrary text into them.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// recoverPanics turns a panic in a handler into 500 INTERNAL_ERROR (when nothing was written yet); the
+// panic value and stack are logged, never sent.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic serving request", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+				zap.String("request_id", w.Header().Get(problem.RequestIDHeader)),
+				zap.String("panic", fmt.Sprint(v)), zap.ByteString("stack", debug.Stack()))
+			if sw.wrote {
+				return
+			}
+			problem.Write(w, r, nil, problem.New(http.StatusInternalServerError, problem.CodeInternal, "internal server error"))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// limitBody caps the request body; reading beyond gives *http.MaxBytesError, which problem.ReadBody turns
+// into 413 PAYLOAD_TOO_LARGE.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.cfg.bodyLimit {
+			problem.Write(w, r, s.log, problem.New(http.StatusRequestEntityTooLarge, problem.CodePayloadTooLarge,
+				fmt.Sprintf("the request body is larger than %d bytes", s.cfg.bodyLimit)))
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.bodyLimit)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusWriter records whether the response has started.
+type statusWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,62 @@
+package server
+
+import "net/http"
+
+// route is one endpoint: method, path pattern (ServeMux syntax), access level and handler. The route
+// table is the single list the mux, the auth test and the OpenAPI test read.
+type route struct {
+	method  string
+	path    string
+	level   level
+	handler http.Handler
+}
+
+func (rt route) pattern() string { return rt.method + " " + rt.path }
+
+// apiPrefix is the prefix of every versioned endpoint.
+const apiPrefix = "/api/v1"
+
+func (s *Server) routes() []route {
+	f := func(method, path string, l level, h http.HandlerFunc) route {
+		return route{method: method, path: path, level: l, handler: h}
+	}
+	rs := []route{
+		f("GET", "/health", levelPublic, s.health),
+		f("GET", "/openapi.json", levelPublic, s.openAPI),
+		f("GET", "/docs", levelPublic, s.docs),
+
+		f("GET", apiPrefix+"/evaluators", levelRuntime, s.listEvaluators),
+
+		f("GET", apiPrefix+"/agents", levelRuntime, s.listAgents),
+		f("POST", apiPrefix+"/agents/initAgent", levelRuntime, s.initAgent),
+		f("GET", apiPrefix+"/agents/{agent_name}", levelRuntime, s.getAgent),
+		f("PATCH", apiPrefix+"/agents/{agent_name}", levelAdmin, s.patchAgent),
+		f("GET", apiPrefix+"/agents/{agent_name}/controls", levelRuntime, s.agentControls),
+		f("POST", apiPrefix+"/agents/{agent_name}/controls/{control_id}", levelAdmin, s.linkControl),
+		f("DELETE", apiPrefix+"/agents/{agent_name}/controls/{control_id}", levelAdmin, s.unlinkControl),
+
+		f("PUT", apiPrefix+"/controls", levelAdmin, s.createControl),
+		f("GET", apiPrefix+"/controls", levelRuntime, s.listControls),
+		f("POST", apiPrefix+"/controls/validate", levelAdmin, s.validateControl),
+		f("GET", apiPrefix+"/controls/{control_id}", levelRuntime, s.getControl),
+		f("PATCH", apiPrefix+"/controls/{control_id}", levelAdmin, s.patchControl),
+		f("DELETE", apiPrefix+"/controls/{control_id}", levelAdmin, s.deleteControl),
+		f("GET", apiPrefix+"/controls/{control_id}/data", levelRuntime, s.getControlData),
+		f("PUT", apiPrefix+"/controls/{control_id}/data", levelAdmin, s.putControlData),
+		f("GET", apiPrefix+"/controls/{control_id}/versions", levelRuntime, s.listVersions),
+		f("GET", apiPrefix+"/controls/{control_id}/versions/{version}", levelRuntime, s.getVersion),
+		f("POST", apiPrefix+"/controls/{control_id}/versions/{version}/restore", levelAdmin, s.restoreVersion),
+
+		f("POST", apiPrefix+"/evaluation", levelRuntime, s.evaluate),
+	}
+	rs = append(rs, s.obsRoutes()...)
+	if s.cfg.ui != nil {
+		rs = append(rs,
+			route{method: "GET", path: "/ui/", level: levelPublic, handler: s.cfg.ui},
+			f("GET", "/{$}", levelPublic, func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "/ui/", http.StatusFound)
+			}),
+		)
+	}
+	return rs
+}
