@@ -197,6 +197,13 @@ func New(patterns []string) *Automaton {
 			a.report[s] = a.dictNext[s]
 		}
 	}
+	// Mark dense transitions into states that report patterns (stored as ^target), so that a scan
+	// needs no extra load on the common no-output path.
+	for i, t := range a.dense {
+		if a.report[t] >= 0 {
+			a.dense[i] = ^t
+		}
+	}
 	return a
 }
 
@@ -231,26 +238,18 @@ func (a *Automaton) Scan(text string, found []uint64) (nonASCII bool) {
 		b := text[i]
 		high |= b
 		c := a.classes[b]
-		for {
-			if r := a.denseRow[s]; r >= 0 {
-				s = a.dense[int(r)*ncls+int(c)]
-				break
-			}
-			lo, hi := a.edgeLo[s], a.edgeLo[s+1]
-			t := int32(-1)
-			for j := lo; j < hi; j++ {
-				if ec := a.edgeCls[j]; ec >= c {
-					if ec == c {
-						t = a.edgeTo[j]
-					}
-					break
-				}
-			}
+		if r := a.denseRow[s]; r >= 0 {
+			t := a.dense[int(r)*ncls+int(c)]
 			if t >= 0 {
 				s = t
-				break
+				continue
 			}
-			s = a.fail[s]
+			s = ^t
+		} else {
+			s = a.sparseNext(s, c)
+			if a.report[s] < 0 {
+				continue
+			}
 		}
 		for r := a.report[s]; r >= 0; r = a.dictNext[r] {
 			for _, p := range a.outPat[a.outLo[r]:a.outLo[r+1]] {
@@ -259,4 +258,26 @@ func (a *Automaton) Scan(text string, found []uint64) (nonASCII bool) {
 		}
 	}
 	return high >= 0x80
+}
+
+// sparseNext follows trie edges and failure links from a state without a dense row.
+func (a *Automaton) sparseNext(s int32, c uint8) int32 {
+	for {
+		if r := a.denseRow[s]; r >= 0 {
+			if t := a.dense[int(r)*a.ncls+int(c)]; t >= 0 {
+				return t
+			} else {
+				return ^t
+			}
+		}
+		for j := a.edgeLo[s]; j < a.edgeLo[s+1]; j++ {
+			if ec := a.edgeCls[j]; ec >= c {
+				if ec == c {
+					return a.edgeTo[j]
+				}
+				break
+			}
+		}
+		s = a.fail[s]
+	}
 }
