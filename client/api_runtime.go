@@ -1,0 +1,160 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/guardrail-control/guard"
+)
+
+// EvaluatorInfo describes an evaluator the server offers (GET /evaluators).
+type EvaluatorInfo struct {
+	Name           string          `json:"name"`
+	Description    string          `json:"description"`
+	Version        string          `json:"version"`
+	ConfigSchema   json.RawMessage `json:"config_schema"`
+	RequiresAPIKey bool            `json:"requires_api_key"`
+}
+
+// EventsAck is the answer of POST /observability/events.
+type EventsAck struct {
+	Received int `json:"received"`
+	Enqueued int `json:"enqueued"`
+	Dropped  int `json:"dropped"`
+}
+
+// EventPage is the answer of POST /observability/events/query.
+type EventPage struct {
+	Events []guard.Event `json:"events"`
+	Total  int           `json:"total"`
+	Limit  int           `json:"limit"`
+	Offset int           `json:"offset"`
+}
+
+// StatsOptions asks for an agent's statistics. TimeRange is one of 1m 5m 15m 1h 6h 24h 7d 30d ("" means
+// the server default, 1h).
+type StatsOptions struct {
+	AgentName         string
+	TimeRange         string
+	IncludeTimeseries bool
+}
+
+// StatsResponse is the answer of GET /observability/stats.
+type StatsResponse struct {
+	AgentName string               `json:"agent_name"`
+	TimeRange string               `json:"time_range"`
+	Totals    guard.StatsTotals    `json:"totals"`
+	Controls  []guard.ControlStats `json:"controls"`
+}
+
+// ControlStatsResponse is the answer of GET /observability/stats/controls/{id}.
+type ControlStatsResponse struct {
+	AgentName   string             `json:"agent_name"`
+	TimeRange   string             `json:"time_range"`
+	ControlID   int64              `json:"control_id"`
+	ControlName string             `json:"control_name"`
+	Stats       guard.ControlStats `json:"stats"`
+}
+
+// Evaluate asks the server to evaluate step at stage against the agent's server controls
+// (POST /evaluation). Trace and span ids set on ctx with WithTrace are sent as X-Trace-Id and X-Span-Id.
+func (c *HTTPClient) Evaluate(ctx context.Context, agentName string, step guard.Step, stage guard.Stage) (*guard.Result, error) {
+	body := struct {
+		AgentName string      `json:"agent_name"`
+		Step      guard.Step  `json:"step"`
+		Stage     guard.Stage `json:"stage"`
+	}{agentName, step, stage}
+	cl := call{method: http.MethodPost, path: "/evaluation", in: body}
+	if tr, ok := ctx.Value(traceKey{}).(trace); ok {
+		cl.header = http.Header{}
+		if tr.traceID != "" {
+			cl.header.Set("X-Trace-Id", tr.traceID)
+		}
+		if tr.spanID != "" {
+			cl.header.Set("X-Span-Id", tr.spanID)
+		}
+	}
+	var out guard.Result
+	cl.out = &out
+	if _, err := c.do(ctx, cl); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListEvaluators returns the evaluators the server offers.
+func (c *HTTPClient) ListEvaluators(ctx context.Context) ([]EvaluatorInfo, error) {
+	var out struct {
+		Evaluators []EvaluatorInfo `json:"evaluators"`
+	}
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/evaluators", out: &out})
+	return out.Evaluators, err
+}
+
+// PostEvents sends 1 to 1000 observability events.
+func (c *HTTPClient) PostEvents(ctx context.Context, events []guard.Event) (EventsAck, error) {
+	body := struct {
+		Events []guard.Event `json:"events"`
+	}{events}
+	var out EventsAck
+	_, err := c.do(ctx, call{method: http.MethodPost, path: "/observability/events", in: body, out: &out})
+	return out, err
+}
+
+// QueryEvents returns events matching q, newest first. A zero Limit asks for 100.
+func (c *HTTPClient) QueryEvents(ctx context.Context, q guard.EventQuery) (EventPage, error) {
+	if q.Limit == 0 {
+		q.Limit = 100
+	}
+	var out EventPage
+	_, err := c.do(ctx, call{method: http.MethodPost, path: "/observability/events/query", in: q, out: &out})
+	return out, err
+}
+
+// Stats returns an agent's evaluation statistics.
+func (c *HTTPClient) Stats(ctx context.Context, opts StatsOptions) (StatsResponse, error) {
+	q := url.Values{"agent_name": {opts.AgentName}}
+	if opts.TimeRange != "" {
+		q.Set("time_range", opts.TimeRange)
+	}
+	if opts.IncludeTimeseries {
+		q.Set("include_timeseries", "true")
+	}
+	var out StatsResponse
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/observability/stats", query: q, out: &out})
+	return out, err
+}
+
+// ControlStats returns the statistics of one control for an agent.
+func (c *HTTPClient) ControlStats(ctx context.Context, controlID int64, agentName, timeRange string) (ControlStatsResponse, error) {
+	q := url.Values{"agent_name": {agentName}}
+	if timeRange != "" {
+		q.Set("time_range", timeRange)
+	}
+	var out ControlStatsResponse
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/observability/stats/controls/" + strconv.FormatInt(controlID, 10), query: q, out: &out})
+	return out, err
+}
+
+// trace carries the trace and span ids of a step.
+type trace struct{ traceID, spanID string }
+
+type traceKey struct{}
+
+// WithTrace returns a context carrying a trace id and a span id. Protect copies them into the events it
+// records and Evaluate sends them as X-Trace-Id and X-Span-Id.
+func WithTrace(ctx context.Context, traceID, spanID string) context.Context {
+	return context.WithValue(ctx, traceKey{}, trace{traceID, spanID})
+}
+
+type stepContextKey struct{}
+
+// WithStepContext returns a context whose value m becomes the context of the steps Protect checks
+// (selectors context.<field>, e.g. context.user_role). m must hold JSON-like values and must not be
+// modified afterwards.
+func WithStepContext(ctx context.Context, m map[string]any) context.Context {
+	return context.WithValue(ctx, stepContextKey{}, m)
+}

@@ -1,0 +1,163 @@
+package client
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/guardrail-control/guard"
+)
+
+// observe logs the controls of one evaluation (log_control_eval; warn matches always) and, for
+// in-process evaluations, queues their events (the server records its own).
+func (a *Agent) observe(ctx context.Context, step *guard.Step, stage guard.Stage, cfg *protectConfig, res *guard.Result, inProcess bool) {
+	a.logResult(step, stage, cfg, res)
+	if !inProcess || a.events == nil {
+		return
+	}
+	n := len(res.Matches) + len(res.Errors) + len(res.NonMatches)
+	if n == 0 {
+		return
+	}
+	var tr trace
+	if t, ok := ctx.Value(traceKey{}).(trace); ok {
+		tr = t
+	}
+	var meta map[string]any
+	if cfg.policy != "" {
+		meta = map[string]any{"policy": cfg.policy}
+	}
+	now := time.Now().UTC()
+	add := func(list []guard.ControlResult) {
+		for i := range list {
+			cr := &list[i]
+			id := cr.ControlExecutionID
+			if id == "" {
+				id = newExecutionID()
+			}
+			ev := guard.Event{
+				ControlExecutionID: id,
+				TraceID:            tr.traceID,
+				SpanID:             tr.spanID,
+				AgentName:          a.name,
+				ControlID:          cr.ControlID,
+				ControlName:        cr.ControlName,
+				CheckStage:         stage,
+				StepType:           step.Type,
+				StepName:           step.Name,
+				Action:             cr.Action,
+				Matched:            cr.Result.Matched,
+				Confidence:         cr.Result.Confidence,
+				Timestamp:          now,
+				EvaluatorName:      cr.EvaluatorName,
+				SelectorPath:       cr.SelectorPath,
+				ErrorMessage:       cr.Result.Error,
+				Source:             "sdk",
+				Metadata:           meta,
+			}
+			if cr.Duration > 0 {
+				ms := float64(cr.Duration) / float64(time.Millisecond)
+				ev.ExecutionDurationMS = &ms
+			}
+			a.events.add(ev)
+		}
+	}
+	add(res.Matches)
+	add(res.Errors)
+	add(res.NonMatches)
+}
+
+// logResult writes the per-control logs of one evaluation.
+func (a *Agent) logResult(step *guard.Step, stage guard.Stage, cfg *protectConfig, res *guard.Result) {
+	sw := a.s.log
+	if !sw.enabled {
+		return
+	}
+	for i := range res.Matches {
+		m := &res.Matches[i]
+		switch {
+		case m.Action == guard.DecisionWarn:
+			a.logProtect.Warn("warn control matched", a.fields(step, stage, cfg, m)...)
+		case sw.controlEval:
+			a.logProtect.Info("control matched", a.fields(step, stage, cfg, m)...)
+		}
+	}
+	if !sw.controlEval {
+		return
+	}
+	for i := range res.Errors {
+		a.logProtect.Warn("control evaluation failed", a.fields(step, stage, cfg, &res.Errors[i])...)
+	}
+	if a.logProtect.Core().Enabled(zap.DebugLevel) {
+		for i := range res.NonMatches {
+			a.logProtect.Debug("control did not match", a.fields(step, stage, cfg, &res.NonMatches[i])...)
+		}
+	}
+}
+
+func (a *Agent) fields(step *guard.Step, stage guard.Stage, cfg *protectConfig, cr *guard.ControlResult) []zap.Field {
+	f := []zap.Field{
+		zap.String("agent", a.name),
+		zap.String("step_type", step.Type),
+		zap.String("step_name", step.Name),
+		zap.String("stage", string(stage)),
+		zap.Int64("control_id", cr.ControlID),
+		zap.String("control_name", cr.ControlName),
+		zap.String("action", string(cr.Action)),
+		zap.Float64("confidence", cr.Result.Confidence),
+	}
+	if cr.Result.Message != "" {
+		f = append(f, zap.String("message", cr.Result.Message))
+	}
+	if cr.Result.Error != "" {
+		f = append(f, zap.String("error", cr.Result.Error))
+	}
+	if cfg.policy != "" {
+		f = append(f, zap.String("policy", cfg.policy))
+	}
+	return f
+}
+
+// span logs the start and the end of one protected call (log_span_start, log_span_end, debug level).
+type span struct {
+	a     *Agent
+	cfg   *protectConfig
+	start time.Time
+	on    bool
+}
+
+func (a *Agent) startSpan(cfg *protectConfig) span {
+	sw := a.s.log
+	if !sw.spanStart && !sw.spanEnd {
+		return span{}
+	}
+	if !a.logProtect.Core().Enabled(zap.DebugLevel) {
+		return span{}
+	}
+	sp := span{a: a, cfg: cfg, start: time.Now(), on: true}
+	if sw.spanStart {
+		a.logProtect.Debug("step started", zap.String("agent", a.name), zap.String("step_type", cfg.stepType),
+			zap.String("step_name", cfg.stepName))
+	}
+	return sp
+}
+
+func (sp span) end(stage guard.Stage, err error) {
+	if !sp.on || !sp.a.s.log.spanEnd {
+		return
+	}
+	outcome := "ok"
+	switch {
+	case isDeny(err):
+		outcome = "denied"
+	case err != nil:
+		outcome = "error"
+	}
+	if steerErr(err) {
+		outcome = "steered"
+	}
+	sp.a.logProtect.Debug("step ended", zap.String("agent", sp.a.name), zap.String("step_type", sp.cfg.stepType),
+		zap.String("step_name", sp.cfg.stepName), zap.String("stage", string(stage)), zap.String("outcome", outcome),
+		zap.Duration("duration", time.Since(sp.start)))
+}

@@ -1,0 +1,166 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/guardrail-control/guard"
+)
+
+// DefaultStepType is the step type of a protected function when no StepType option is given.
+const DefaultStepType = "llm"
+
+// ProtectOption configures Protect.
+type ProtectOption func(*protectConfig)
+
+type protectConfig struct {
+	stepType string
+	stepName string
+	policy   string
+}
+
+// StepType sets the step type ("llm", "tool" or any registered type); default "llm".
+func StepType(t string) ProtectOption { return func(c *protectConfig) { c.stepType = t } }
+
+// StepName sets the step name the controls see. The default is the bare name of the function ("search"
+// for pkg.search, "Search" for a method value); anonymous functions need this option.
+func StepName(n string) ProtectOption { return func(c *protectConfig) { c.stepName = n } }
+
+// Policy sets a label recorded in logs and in the metadata of the events of this step; it does not
+// change which controls apply.
+func Policy(label string) ProtectOption { return func(c *protectConfig) { c.policy = label } }
+
+// Protect wraps fn so that each call is checked against the agent's controls:
+//
+//   - before the call, stage pre on the input; after it, stage post on the output (with the input still
+//     in the step). A function that returns an error is not checked at post.
+//   - deny returns *guard.ControlViolationError and steer *guard.ControlSteerError (use errors.As); at pre
+//     fn is then not called, at post its output is withheld (the zero Out is returned).
+//   - warn logs a warning; log and allow only record. Evaluator errors follow each control's on_error.
+//
+// sdk controls are evaluated in-process. server controls are evaluated by POST /evaluation, and only when
+// at least one of them applies to the step; when the server cannot answer, or with
+// Config.LocalServerControls, they are evaluated in-process from the snapshot instead.
+//
+// In and Out are turned into JSON values for selectors (input.query, output.0.text): strings, numbers,
+// booleans, map[string]any and []any directly, anything else through encoding/json (so json tags apply).
+// Context metadata for selectors (context.user_role) comes from WithStepContext, trace ids from WithTrace.
+func Protect[In, Out any](a *Agent, fn func(context.Context, In) (Out, error), opts ...ProtectOption) func(context.Context, In) (Out, error) {
+	cfg := protectConfig{stepType: DefaultStepType}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.stepName == "" {
+		cfg.stepName = funcName(fn)
+	}
+	return func(ctx context.Context, in In) (Out, error) {
+		var zero Out
+		sp := a.startSpan(&cfg)
+		input, err := toJSONValue(in)
+		if err != nil {
+			err = fmt.Errorf("guard client: step %q: input %w", cfg.stepName, err)
+			sp.end(guard.StagePre, err)
+			return zero, err
+		}
+		step := guard.Step{Type: cfg.stepType, Name: cfg.stepName, Input: input}
+		if m, ok := ctx.Value(stepContextKey{}).(map[string]any); ok {
+			step.Context = m
+		}
+		if err := a.check(ctx, &step, guard.StagePre, &cfg); err != nil {
+			sp.end(guard.StagePre, err)
+			return zero, err
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			sp.end(guard.StagePost, err)
+			return out, err
+		}
+		if step.Output, err = toJSONValue(out); err != nil {
+			err = fmt.Errorf("guard client: step %q: output %w", cfg.stepName, err)
+			sp.end(guard.StagePost, err)
+			return zero, err
+		}
+		if err := a.check(ctx, &step, guard.StagePost, &cfg); err != nil {
+			sp.end(guard.StagePost, err)
+			return zero, err
+		}
+		sp.end(guard.StagePost, nil)
+		return out, nil
+	}
+}
+
+// check evaluates one stage: sdk controls in-process, then server controls (server or in-process). Deny
+// from either wins over steer; an sdk deny skips the server.
+func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, cfg *protectConfig) error {
+	p := a.pol.Load()
+	var steer error
+	if p.sdk.Applies(step, stage) {
+		res, err := p.sdk.Evaluate(ctx, step, stage)
+		if err != nil {
+			return err
+		}
+		a.observe(ctx, step, stage, cfg, res, true)
+		if err := res.Err(); err != nil {
+			if isDeny(err) {
+				return err
+			}
+			steer = err
+		}
+	}
+	if p.srv.Applies(step, stage) {
+		res, err := a.evaluateServer(ctx, p, step, stage, cfg)
+		if err != nil {
+			return err
+		}
+		if err := res.Err(); err != nil {
+			if isDeny(err) || steer == nil {
+				return err
+			}
+		}
+	}
+	return steer
+}
+
+// evaluateServer evaluates the server controls: by POST /evaluation, or in-process (Config.
+// LocalServerControls, the agent not registered yet, or the server failing).
+func (a *Agent) evaluateServer(ctx context.Context, p *policy, step *guard.Step, stage guard.Stage, cfg *protectConfig) (*guard.Result, error) {
+	local := a.s.LocalServerControls || time.Now().UnixNano() < a.evalDownUntil.Load() || !a.registered.Load()
+	if !local {
+		res, err := a.api.Evaluate(ctx, a.name, *step, stage)
+		if err == nil {
+			if a.evalFailing.CompareAndSwap(true, false) {
+				a.logProtect.Info("server evaluation works again", zap.String("agent", a.name))
+			}
+			a.observe(ctx, step, stage, cfg, res, false)
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		a.evalDownUntil.Store(time.Now().Add(evalBackoff).UnixNano())
+		if !a.evalFailing.Swap(true) {
+			a.logProtect.Warn("server evaluation failed; evaluating the server controls of the snapshot in-process",
+				zap.String("agent", a.name), zap.Error(err))
+		}
+	}
+	res, err := p.srv.Evaluate(ctx, step, stage)
+	if err != nil {
+		return nil, err
+	}
+	a.observe(ctx, step, stage, cfg, res, true)
+	return res, nil
+}
+
+func isDeny(err error) bool {
+	var v *guard.ControlViolationError
+	return errors.As(err, &v)
+}
+
+func steerErr(err error) bool {
+	var s *guard.ControlSteerError
+	return errors.As(err, &s)
+}
