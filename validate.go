@@ -1,6 +1,12 @@
 package guard
 
-import "github.com/guardrail-control/guard/evaluator"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/guardrail-control/guard/evaluator"
+)
 
 // ValidateOption configures validation of control data.
 type ValidateOption func(*validateConfig)
@@ -20,15 +26,126 @@ func AllowUnknownEvaluators() ValidateOption {
 	return func(c *validateConfig) { c.allowUnknown = true }
 }
 
+// Limits of control data beyond those of the condition tree. See docs/control-language.md.
+const (
+	// MaxDescriptionLength bounds description, in characters (Unicode code points).
+	MaxDescriptionLength = 4096
+	// MaxTags bounds the number of tags of a control.
+	MaxTags = 64
+	// MaxTagLength bounds each tag, in characters; a tag has at least one.
+	MaxTagLength = 64
+	// MaxStepNameRegexLength bounds scope.step_name_regex, in characters.
+	MaxStepNameRegexLength = 1024
+	// MaxJSONDepth bounds the nesting of arrays and objects in control data JSON; deeper input is
+	// rejected before it is decoded.
+	MaxJSONDepth = 64
+	// MaxProblems bounds the problems a ValidationError reports; further problems are dropped.
+	MaxProblems = 100
+)
+
+// Problem codes used by ParseControlData and Validate. Evaluator config problems keep the code the
+// evaluator reported (for example "required", "enum", "invalid_regex").
+const (
+	CodeInvalidJSON      = "invalid_json"
+	CodeUnknownField     = "unknown_field"
+	CodeType             = "type"
+	CodeRequired         = "required"
+	CodeEnum             = "enum"
+	CodeEmpty            = "empty"
+	CodeTooLong          = "too_long"
+	CodeMaxDepth         = "max_depth"
+	CodeMaxLeaves        = "max_leaves"
+	CodeShape            = "shape"
+	CodeConflict         = "conflict"
+	CodeInvalidRegex     = "invalid_regex"
+	CodeInvalidPath      = "invalid_path"
+	CodeUnknownEvaluator = "unknown_evaluator"
+	CodeInvalid          = "invalid"
+)
+
 // ParseControlData decodes control data JSON strictly (unknown fields, wrong shapes), applies defaults
 // (enabled true, execution server, observe -> log), accepts the legacy flat selector + evaluator form, and
 // validates the result. It returns *ValidationError listing every problem with its field path relative to
 // the data object ("condition.and.1.evaluator.config.pattern").
 func ParseControlData(raw []byte, opts ...ValidateOption) (ControlData, error) {
-	panic("not implemented yet")
+	cfg := validateConfig{registry: evaluator.Default}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.registry == nil {
+		cfg.registry = evaluator.Default
+	}
+	if jsonTooDeep(raw, MaxJSONDepth) {
+		return ControlData{}, single(CodeMaxDepth, fmt.Sprintf("JSON is nested deeper than %d levels", MaxJSONDepth))
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return ControlData{}, single(CodeInvalidJSON, fmt.Sprintf("invalid JSON at byte offset %d", se.Offset))
+		}
+		return ControlData{}, single(CodeInvalidJSON, "invalid JSON")
+	}
+	p := parser{cfg: cfg}
+	d := p.data(v)
+	if len(p.problems) > 0 {
+		return ControlData{}, &ValidationError{Problems: p.problems}
+	}
+	return d, nil
 }
 
 // Validate checks control data built in Go (not decoded from JSON) with the same rules as ParseControlData.
+// It does not modify d. Zero values keep their Go meaning: Enabled false stays disabled, an empty
+// Execution means server, nil Tags means none.
 func (d *ControlData) Validate(opts ...ValidateOption) error {
-	panic("not implemented yet")
+	if d == nil {
+		return single(CodeRequired, "control data is required")
+	}
+	c := *d
+	if c.Execution == "" {
+		c.Execution = ExecutionServer
+	}
+	raw, err := json.Marshal(&c)
+	if err != nil {
+		return single(CodeType, "control data cannot be encoded as JSON")
+	}
+	_, err = ParseControlData(raw, opts...)
+	return err
+}
+
+// single is a ValidationError with one problem about the whole input.
+func single(code, msg string) *ValidationError {
+	return &ValidationError{Problems: []Problem{{Field: "", Code: code, Message: msg}}}
+}
+
+// jsonTooDeep reports whether raw nests arrays and objects deeper than limit. It only counts brackets
+// outside strings, so it is linear, never recurses, and works on invalid JSON too.
+func jsonTooDeep(raw []byte, limit int) bool {
+	depth := 0
+	inString, escaped := false, false
+	for _, c := range raw {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > limit {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
 }
