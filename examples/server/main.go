@@ -1,0 +1,197 @@
+// Command server runs the guard REST service.
+//
+//	server migrate            apply the database migrations and exit
+//	server serve [--migrate]  serve HTTP (the default command); --migrate applies migrations first
+//
+// Configuration comes from the environment (DATABASE_URL or DB_URL, HOST, PORT, DEBUG,
+// GUARD_API_KEY_ENABLED, GUARD_API_KEYS, GUARD_ADMIN_API_KEYS, OBSERVABILITY_ENABLED,
+// OBSERVABILITY_FLUSH_INTERVAL_SECONDS, OBSERVABILITY_RETENTION_DAYS, EXT_API_KEY, EXT_API_URL,
+// PROMETHEUS_METRICS_PREFIX). Once listening it prints "listening on http://host:port".
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/guardrail-control/guard/server"
+	"github.com/guardrail-control/guard/server/observability"
+	"github.com/guardrail-control/guard/server/ui"
+	"github.com/guardrail-control/guard/store"
+
+	_ "github.com/guardrail-control/guard/evaluator/toxicity" // ext.toxicity, available when EXT_API_KEY is set
+)
+
+// version is the server version; set it at build time with -ldflags "-X main.version=1.2.3".
+var version = "0.1.0"
+
+// shutdownTimeout bounds how long in-flight requests may take after SIGTERM.
+const shutdownTimeout = 20 * time.Second
+
+func main() {
+	if err := run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "guard server:", err)
+		os.Exit(1)
+	}
+}
+
+// run executes one command; it returns when the command is done (serve: after a graceful shutdown).
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "migrate") {
+		cmd, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	migrateFirst := false
+	if cmd == "serve" {
+		fs.BoolVar(&migrateFirst, "migrate", false, "apply pending database migrations before serving")
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: server [serve [--migrate] | migrate]\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := LoadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	logger, err := newLogger(cfg.Debug)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = logger.Sync() }()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	if cmd == "migrate" {
+		if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		logger.Info("migrations applied")
+		fmt.Fprintln(stdout, "migrations applied")
+		return nil
+	}
+	return serve(ctx, cfg, migrateFirst, logger, stdout)
+}
+
+func newLogger(debug bool) (*zap.Logger, error) {
+	if debug {
+		return zap.NewDevelopment()
+	}
+	return zap.NewProduction()
+}
+
+func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logger, stdout io.Writer) error {
+	openCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	var st *store.Store
+	var err error
+	if migrateFirst {
+		st, err = store.OpenAndMigrate(openCtx, cfg.DatabaseURL)
+	} else {
+		st, err = store.Open(openCtx, cfg.DatabaseURL)
+	}
+	cancel()
+	if err != nil {
+		if errors.Is(err, store.ErrMigrationsPending) {
+			return fmt.Errorf("%w\nrun \"server migrate\" (go run ./examples/server migrate) or start with \"serve --migrate\"", err)
+		}
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer st.Close()
+
+	metrics, err := observability.NewMetrics(cfg.MetricsPrefix)
+	if err != nil {
+		return fmt.Errorf("PROMETHEUS_METRICS_PREFIX: %w", err)
+	}
+	var rec *observability.Recorder
+	if cfg.ObservabilityEnabled {
+		rec = observability.NewRecorder(st, observability.RecorderConfig{
+			FlushInterval: cfg.FlushInterval, Metrics: metrics, Logger: logger,
+		})
+	}
+	pruneCtx, stopPruning := context.WithCancel(context.Background())
+	stopPruner := observability.StartPruner(pruneCtx, st, time.Duration(cfg.RetentionDays)*24*time.Hour, logger)
+
+	srv, err := server.New(st,
+		server.WithLogger(logger),
+		server.WithVersion(version),
+		server.WithAuth(cfg.AuthEnabled, cfg.APIKeys, cfg.AdminAPIKeys),
+		server.WithMetrics(metrics),
+		server.WithObservability(cfg.ObservabilityEnabled, rec),
+		server.WithUI(ui.Handler()),
+	)
+	if err != nil {
+		stopPruner()
+		stopPruning()
+		return err
+	}
+	defer srv.Close()
+
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		stopPruner()
+		stopPruning()
+		return fmt.Errorf("listen on %s (HOST, PORT): %w", cfg.Addr(), err)
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          zap.NewStdLog(logger.Named("agent_control.http")),
+	}
+	addr := ln.Addr().String()
+	logger.Info("listening", zap.String("addr", addr), zap.String("version", version))
+	fmt.Fprintf(stdout, "listening on http://%s\n", addr)
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+
+	var serveErr error
+	select {
+	case err := <-errc:
+		serveErr = err
+	case <-ctx.Done():
+		logger.Info("shutting down", zap.Duration("timeout", shutdownTimeout))
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		if err := hs.Shutdown(sctx); err != nil {
+			logger.Warn("in-flight requests did not finish in time", zap.Error(err))
+			_ = hs.Close()
+		}
+		cancel()
+		<-errc
+	}
+	stopPruner()
+	stopPruning()
+	if rec != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := rec.Close(cctx); err != nil {
+			logger.Warn("observability events could not all be written", zap.Error(err))
+		}
+		cancel()
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	logger.Info("stopped")
+	return nil
+}
