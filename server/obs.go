@@ -2,20 +2,65 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/server/observability"
 )
 
-// obsConfig holds the observability wiring (metrics, event recorder); filled in by WithMetrics and
-// WithObservability.
-type obsConfig struct{}
+// Trace headers copied into observability events.
+const (
+	TraceIDHeader = "X-Trace-Id"
+	SpanIDHeader  = "X-Span-Id"
+)
 
-// obsRoutes returns the /observability routes (none until the observability package is wired).
-func (s *Server) obsRoutes() []route { return nil }
+// obsConfig holds the observability wiring.
+type obsConfig struct {
+	metrics  *observability.Metrics
+	enabled  bool
+	recorder *observability.Recorder
+}
+
+// WithMetrics serves m at GET /metrics, counts requests by route pattern and records evaluation metrics.
+func WithMetrics(m *observability.Metrics) Option { return func(c *config) { c.obs.metrics = m } }
+
+// WithObservability turns event recording on or off (OBSERVABILITY_ENABLED): when enabled, every
+// evaluated control of POST /evaluation becomes an event enqueued on rec.
+func WithObservability(enabled bool, rec *observability.Recorder) Option {
+	return func(c *config) {
+		c.obs.enabled = enabled
+		c.obs.recorder = rec
+	}
+}
+
+// obsRoutes returns /metrics when metrics are configured.
+func (s *Server) obsRoutes() []route {
+	var rs []route
+	if s.cfg.obs.metrics != nil {
+		rs = append(rs, route{method: "GET", path: "/metrics", level: levelPublic, handler: s.cfg.obs.metrics.Handler()})
+	}
+	return rs
+}
 
 // observeHTTP wraps next with the HTTP metrics middleware when metrics are configured.
-func (s *Server) observeHTTP(next http.Handler) http.Handler { return next }
+func (s *Server) observeHTTP(next http.Handler) http.Handler {
+	if s.cfg.obs.metrics == nil {
+		return next
+	}
+	return s.cfg.obs.metrics.Middleware(next)
+}
 
 // afterEvaluation records metrics and observability events of one evaluation.
 func (s *Server) afterEvaluation(r *http.Request, agent string, step *guard.Step, stage guard.Stage, res *guard.Result) {
+	if m := s.cfg.obs.metrics; m != nil {
+		m.ObserveEvaluation(res.Decision)
+		m.ObserveResult(res)
+	}
+	if s.cfg.obs.enabled && s.cfg.obs.recorder != nil {
+		events := observability.EventsFromResult(agent, step, stage, res,
+			r.Header.Get(TraceIDHeader), r.Header.Get(SpanIDHeader), time.Now())
+		if len(events) > 0 {
+			s.cfg.obs.recorder.Enqueue(events)
+		}
+	}
 }

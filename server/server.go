@@ -124,6 +124,9 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 		done:  make(chan struct{}),
 	}
 	s.cache = newEngineCache(st, cfg.registry, s.log)
+	if m := cfg.obs.metrics; m != nil {
+		s.cache.onRebuild = m.SnapshotRebuilt
+	}
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.pattern(), s.auth.wrap(rt.level, rt.handler))
 	}
