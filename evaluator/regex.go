@@ -172,7 +172,8 @@ func NewRegex(pattern string, ignoreCase, multiline, dotAll bool, timeout time.D
 
 // needsBacktracking reports whether an RE2 parse error may come from a feature only a backtracking engine
 // has: (?=, (?!, (?<=, (?<!, (?>, (?( give invalid Perl operators; \1 and \k<name> invalid escapes;
-// possessive quantifiers (a*+) invalid nested repetition; (?P=name) an invalid named capture.
+// (?P=name) an invalid named capture. Possessive quantifiers (a*+) also fail with invalid nested
+// repetition, but regexp2 rejects them too, so they end up as invalid_regex.
 func needsBacktracking(code syntax.ErrorCode) bool {
 	switch code {
 	case syntax.ErrInvalidPerlOp, syntax.ErrInvalidEscape, syntax.ErrInvalidRepeatOp, syntax.ErrInvalidNamedCapture:
