@@ -166,8 +166,18 @@ func NewRegex(pattern string, ignoreCase, multiline, dotAll bool, timeout time.D
 		}
 		return nil, FieldError{Field: "pattern", Code: "invalid_regex", Message: msg}
 	}
-	re2x.MatchTimeout = timeout
+	re2x.MatchTimeout = regexp2Timeout(timeout)
 	return &Regex{re2x: re2x, timeout: timeout}, nil
+}
+
+// regexp2Timeout is the MatchTimeout that makes a regexp2 match give up close to timeout: regexp2
+// checks its deadline against a clock that ticks every DefaultClockPeriod and adds one period to every
+// deadline, so that period is taken off (for short timeouts, half of the timeout).
+func regexp2Timeout(timeout time.Duration) time.Duration {
+	if timeout > 2*regexp2.DefaultClockPeriod {
+		return timeout - regexp2.DefaultClockPeriod
+	}
+	return max(timeout/2, time.Millisecond)
 }
 
 // needsBacktracking reports whether an RE2 parse error may come from a feature only a backtracking engine

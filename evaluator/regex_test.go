@@ -115,7 +115,7 @@ func TestRegexCatastrophicTimesOut(t *testing.T) {
 		{`^(\w+\s?)+(?<=x)$`, strings.Repeat("word ", 2000) + "!"},
 		{`(a*)*\1b`, strings.Repeat("a", 5000)},
 	}
-	const timeout = 100 * time.Millisecond
+	const timeout = 300 * time.Millisecond
 	for _, tt := range tests {
 		t.Run(tt.pattern, func(t *testing.T) {
 			re, err := NewRegex(tt.pattern, false, false, false, timeout)
@@ -134,7 +134,7 @@ func TestRegexCatastrophicTimesOut(t *testing.T) {
 			if strings.Contains(err.Error(), "aaaa") || strings.Contains(err.Error(), "word") {
 				t.Errorf("error echoes the input: %.80s", err.Error())
 			}
-			if elapsed > timeout+2*time.Second {
+			if elapsed < timeout/2 || elapsed > timeout+time.Second {
 				t.Errorf("took %v with a %v timeout", elapsed, timeout)
 			}
 		})
