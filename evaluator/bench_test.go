@@ -59,6 +59,9 @@ func BenchmarkListExact(b *testing.B) {
 	b.Run("match", func(b *testing.B) {
 		benchEval(b, "list", map[string]any{"values": append([]any{benchInput}, benchTerms...)}, benchInput, true)
 	})
+	b.Run("nomatch/input=short", func(b *testing.B) {
+		benchEval(b, "list", map[string]any{"values": benchTerms}, "Where is my order?", false)
+	})
 }
 
 func BenchmarkListContains(b *testing.B) {

@@ -307,6 +307,9 @@ func (l *List) exactIndex(text string) (int32, bool) {
 		idx, ok := l.exactSet[text]
 		return idx, ok
 	}
+	if len(text) > utf8.UTFMax*l.maxKeyLen {
+		return 0, false // a folded rune is never shorter than a quarter of the original
+	}
 	if isASCII(text) {
 		if len(text) > l.maxKeyLen {
 			return 0, false // folding keeps an ASCII text's length; keys are never longer

@@ -1,0 +1,106 @@
+package jsonvalidate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/guardrail-control/guard/evaluator"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// Evaluate matches when d violates the configured rules. String data is parsed as JSON first; text that
+// is not JSON is a match unless allow_invalid_json is set. Null data never matches. The returned error
+// is always nil: every outcome is a decision.
+func (e *Evaluator) Evaluate(_ context.Context, d *evaluator.Data) (evaluator.Result, error) {
+	if d == nil || d.IsNull() {
+		return evaluator.Result{Confidence: 1}, nil
+	}
+	v := d.Value
+	if s, ok := v.(string); ok {
+		parsed, err := jsonschema.UnmarshalJSON(strings.NewReader(s))
+		if err != nil {
+			if e.allowInvalid {
+				return evaluator.Result{Confidence: 1, Metadata: map[string]any{"invalid_json": true}}, nil
+			}
+			return evaluator.Result{Matched: true, Confidence: 1, Message: "data is not valid JSON",
+				Metadata: map[string]any{"invalid_json": true}}, nil
+		}
+		v = parsed
+	}
+	vs := e.check(v)
+	if vs == nil {
+		return evaluator.Result{Confidence: 1}, nil
+	}
+	listed := vs
+	if len(listed) > maxListed {
+		listed = listed[:maxListed]
+	}
+	return evaluator.Result{
+		Matched:    true,
+		Confidence: 1,
+		Message:    describe(vs),
+		Metadata:   map[string]any{"violations": listed, "violation_count": len(vs)},
+	}, nil
+}
+
+// check validates v against every compiled schema and returns the violations, nil when there are none.
+// A value holding Go types that are not JSON (structs, typed maps, given by an in-process caller) is
+// converted through encoding/json and checked again.
+func (e *Evaluator) check(v any) []Violation {
+	out, invalid := e.validate(v)
+	if invalid {
+		if norm, ok := normalize(v); ok {
+			out, _ = e.validate(norm)
+		}
+	}
+	return out
+}
+
+// validate runs the schemas on v; invalid reports a value that is not decoded JSON.
+func (e *Evaluator) validate(v any) (out []Violation, invalid bool) {
+	for _, sch := range e.schemas {
+		err := sch.Validate(v)
+		if err == nil {
+			continue
+		}
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			out = append(out, Violation{"", "invalid"})
+			continue
+		}
+		invalid = invalid || hasInvalidValue(ve)
+		out = append(out, collect(ve)...)
+	}
+	if len(e.schemas) > 1 && len(out) > 1 {
+		sortViolations(out)
+		out = dedupe(out)
+	}
+	return out, invalid
+}
+
+// hasInvalidValue reports whether validation met a Go value that is not decoded JSON.
+func hasInvalidValue(ve *jsonschema.ValidationError) bool {
+	if _, ok := ve.ErrorKind.(*kind.InvalidJsonValue); ok {
+		return true
+	}
+	for _, c := range ve.Causes {
+		if hasInvalidValue(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// normalize round-trips v through encoding/json; ok is false when v cannot be encoded.
+func normalize(v any) (any, bool) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, false
+	}
+	out, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	return out, err == nil
+}
