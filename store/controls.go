@@ -1,0 +1,259 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/jmoiron/sqlx"
+
+	guard "github.com/guardrail-control/guard"
+)
+
+// controlRow is a row of the controls table.
+type controlRow struct {
+	ID        int64         `db:"id"`
+	Name      string        `db:"name"`
+	Enabled   bool          `db:"enabled"`
+	Data      []byte        `db:"data"`
+	Version   int           `db:"version"`
+	CreatedAt int64         `db:"created_at"`
+	UpdatedAt int64         `db:"updated_at"`
+	DeletedAt sql.NullInt64 `db:"deleted_at"`
+}
+
+const controlCols = `id, name, enabled, data, version, created_at, updated_at, deleted_at`
+
+func (r *controlRow) record() (guard.ControlRecord, error) {
+	rec := guard.ControlRecord{ID: r.ID, Name: r.Name, Enabled: r.Enabled, Version: r.Version,
+		CreatedAt: toTime(r.CreatedAt), UpdatedAt: toTime(r.UpdatedAt)}
+	d, err := decodeData(r.Data, r.Enabled)
+	rec.Data = d
+	return rec, err
+}
+
+// decodeData decodes a stored data column; the row's enabled column is authoritative.
+func decodeData(b []byte, enabled bool) (*guard.ControlData, error) {
+	if b == nil {
+		return nil, nil
+	}
+	var d guard.ControlData
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("store: decode stored control data: %w", err)
+	}
+	d.Enabled = enabled
+	return &d, nil
+}
+
+// loadControl reads a control by id; deleted controls are not found unless withDeleted.
+func (s *Store) loadControl(ctx context.Context, q sqlx.QueryerContext, id int64, withDeleted bool) (controlRow, error) {
+	query := `SELECT ` + controlCols + ` FROM controls WHERE id = ?`
+	if !withDeleted {
+		query += ` AND deleted_at IS NULL`
+	}
+	var row controlRow
+	err := sqlx.GetContext(ctx, q, &row, s.q(query), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return row, fmt.Errorf("store: control %d: %w", id, guard.ErrControlNotFound)
+	}
+	return row, err
+}
+
+// saveControl writes row as the control's next version: it bumps the version, stamps updated_at, mirrors
+// the enabled column into the data, refreshes the filter keys and inserts the version row with the full
+// snapshot, all in tx.
+func (s *Store) saveControl(ctx context.Context, tx *sqlx.Tx, row *controlRow, event string, at int64) error {
+	data, err := decodeData(row.Data, row.Enabled)
+	if err != nil {
+		return err
+	}
+	var dataArg any
+	tagsKey, stepTypesKey, stagesKey := "", any(""), any("")
+	if data != nil {
+		enc, err := jsonArg(data)
+		if err != nil {
+			return err
+		}
+		row.Data, dataArg = []byte(enc), enc
+		tagsKey = listKey(data.Tags)
+		stepTypesKey, stagesKey = scopeKey(data.Scope.StepTypes), scopeKey(data.Scope.Stages)
+	}
+	row.Version++
+	row.UpdatedAt = at
+	_, err = tx.ExecContext(ctx, s.q(`UPDATE controls SET name = ?, enabled = ?, data = ?, version = ?, updated_at = ?,
+		deleted_at = ?, tags_key = ?, step_types_key = ?, stages_key = ? WHERE id = ?`),
+		row.Name, row.Enabled, dataArg, row.Version, row.UpdatedAt, row.DeletedAt, tagsKey, stepTypesKey, stagesKey, row.ID)
+	if err != nil {
+		if isUniqueViolation(err) {
+			return nameConflict()
+		}
+		return err
+	}
+	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO control_versions (control_id, version, event, name, enabled, data, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`), row.ID, row.Version, event, row.Name, row.Enabled, dataArg, at)
+	return err
+}
+
+// touchAgents stamps epoch as the revision of every agent linked to the control.
+func (s *Store) touchAgents(ctx context.Context, tx *sqlx.Tx, controlID, epoch int64) error {
+	_, err := tx.ExecContext(ctx, s.q(`UPDATE agents SET revision = ?
+		WHERE id IN (SELECT agent_id FROM agent_controls WHERE control_id = ?)`), epoch, controlID)
+	return err
+}
+
+// CreateControl creates a control named name. With data it is enabled as data.Enabled says; without, it
+// exists disabled and without data. The first version (event "created") is written with it.
+func (s *Store) CreateControl(ctx context.Context, name string, data *guard.ControlData) (guard.ControlRecord, error) {
+	if err := checkControlName(name); err != nil {
+		return guard.ControlRecord{}, err
+	}
+	row := controlRow{Name: name}
+	if data != nil {
+		d, err := normalizeData(data)
+		if err != nil {
+			return guard.ControlRecord{}, err
+		}
+		enc, err := jsonArg(d)
+		if err != nil {
+			return guard.ControlRecord{}, err
+		}
+		row.Enabled, row.Data = d.Enabled, []byte(enc)
+	}
+	err := s.policyTx(ctx, func(tx *sqlx.Tx, _ int64) error {
+		at := now()
+		row.CreatedAt = at
+		// Insert a placeholder version 0 row; saveControl turns it into version 1 with its filter keys.
+		err := tx.GetContext(ctx, &row.ID, s.q(`INSERT INTO controls (name, enabled, version, created_at, updated_at)
+			VALUES (?, ?, 0, ?, ?) RETURNING id`), row.Name, row.Enabled, at, at)
+		if err != nil {
+			if isUniqueViolation(err) {
+				return nameConflict()
+			}
+			return err
+		}
+		return s.saveControl(ctx, tx, &row, guard.VersionCreated, at)
+	})
+	if err != nil {
+		return guard.ControlRecord{}, err
+	}
+	return row.record()
+}
+
+// GetControl returns a live control; a deleted or unknown one is guard.ErrControlNotFound.
+func (s *Store) GetControl(ctx context.Context, id int64) (guard.ControlRecord, error) {
+	row, err := s.loadControl(ctx, s.r, id, false)
+	if err != nil {
+		return guard.ControlRecord{}, mapErr(err)
+	}
+	return row.record()
+}
+
+// UpdateControl renames and/or enables or disables a control. Each actual change writes a version
+// ("renamed", then "enabled"/"disabled"); a patch that changes nothing writes none.
+func (s *Store) UpdateControl(ctx context.Context, id int64, patch guard.ControlPatch) (guard.ControlRecord, error) {
+	if patch.Name != nil {
+		if err := checkControlName(*patch.Name); err != nil {
+			return guard.ControlRecord{}, err
+		}
+	}
+	var row controlRow
+	err := s.policyTx(ctx, func(tx *sqlx.Tx, epoch int64) error {
+		var err error
+		if row, err = s.loadControl(ctx, tx, id, false); err != nil {
+			return err
+		}
+		at, changed := now(), false
+		if patch.Name != nil && *patch.Name != row.Name {
+			row.Name = *patch.Name
+			if err := s.saveControl(ctx, tx, &row, guard.VersionRenamed, at); err != nil {
+				return err
+			}
+			changed = true
+		}
+		if patch.Enabled != nil && *patch.Enabled != row.Enabled {
+			row.Enabled = *patch.Enabled
+			event := guard.VersionDisabled
+			if row.Enabled {
+				event = guard.VersionEnabled
+			}
+			if err := s.saveControl(ctx, tx, &row, event, at); err != nil {
+				return err
+			}
+			changed = true
+		}
+		if !changed {
+			return nil
+		}
+		return s.touchAgents(ctx, tx, id, epoch)
+	})
+	if err != nil {
+		return guard.ControlRecord{}, err
+	}
+	return row.record()
+}
+
+// PutControlData replaces a control's data (its enabled flag becomes data.Enabled) and returns the new
+// version number (event "updated").
+func (s *Store) PutControlData(ctx context.Context, id int64, data guard.ControlData) (int, error) {
+	data, err := normalizeData(&data)
+	if err != nil {
+		return 0, err
+	}
+	enc, err := jsonArg(data)
+	if err != nil {
+		return 0, err
+	}
+	var row controlRow
+	err = s.policyTx(ctx, func(tx *sqlx.Tx, epoch int64) error {
+		var err error
+		if row, err = s.loadControl(ctx, tx, id, false); err != nil {
+			return err
+		}
+		row.Data, row.Enabled = []byte(enc), data.Enabled
+		if err := s.saveControl(ctx, tx, &row, guard.VersionUpdated, now()); err != nil {
+			return err
+		}
+		return s.touchAgents(ctx, tx, id, epoch)
+	})
+	return row.Version, err
+}
+
+// DeleteControl soft-deletes a control: its name is freed and its versions stay readable. A control
+// linked to agents gives *guard.ControlInUseError (agents sorted by name) unless force is set, in which
+// case it is unlinked from them; the names of those agents are returned (never nil).
+func (s *Store) DeleteControl(ctx context.Context, id int64, force bool) ([]string, error) {
+	agents := []string{}
+	err := s.policyTx(ctx, func(tx *sqlx.Tx, epoch int64) error {
+		row, err := s.loadControl(ctx, tx, id, false)
+		if err != nil {
+			return err
+		}
+		agents = agents[:0]
+		if err := tx.SelectContext(ctx, &agents, s.q(`SELECT a.name FROM agent_controls l JOIN agents a ON a.id = l.agent_id
+			WHERE l.control_id = ? ORDER BY a.name`), id); err != nil {
+			return err
+		}
+		sort.Strings(agents) // the database's collation may differ from byte order
+		if len(agents) > 0 {
+			if !force {
+				return &guard.ControlInUseError{ControlID: id, Agents: append([]string(nil), agents...)}
+			}
+			if err := s.touchAgents(ctx, tx, id, epoch); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM agent_controls WHERE control_id = ?`), id); err != nil {
+				return err
+			}
+		}
+		at := now()
+		row.DeletedAt = sql.NullInt64{Int64: at, Valid: true}
+		return s.saveControl(ctx, tx, &row, guard.VersionDeleted, at)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return agents, nil
+}

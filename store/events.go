@@ -1,0 +1,229 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	guard "github.com/guardrail-control/guard"
+)
+
+const eventCols = `control_execution_id, trace_id, span_id, agent_name, control_id, control_name, check_stage, step_type,
+	step_name, action, matched, confidence, ts, duration_ms, evaluator_name, selector_path, error_message, source, metadata`
+
+const (
+	eventColCount = 19
+	// eventChunk rows per INSERT: 500 * 19 = 9,500 parameters, far below SQLite's 32,766 and
+	// PostgreSQL's 65,535.
+	eventChunk = 500
+	// Query limits of POST /observability/events/query.
+	defaultEventLimit = 100
+	maxEventLimit     = 1000
+)
+
+// InsertEvents stores a batch of events in one transaction, with multi-row INSERTs. Events are records,
+// not references: any agent name and control id is accepted. An event without an execution id gets a
+// random one; one without a timestamp gets the current time.
+func (s *Store) InsertEvents(ctx context.Context, events []guard.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	return s.writeTx(ctx, func(tx *sqlx.Tx) error {
+		var fullChunk string
+		for start := 0; start < len(events); start += eventChunk {
+			chunk := events[start:min(start+eventChunk, len(events))]
+			query := ""
+			if len(chunk) == eventChunk && fullChunk != "" {
+				query = fullChunk
+			} else {
+				query = s.insertEventsSQL(len(chunk))
+				if len(chunk) == eventChunk {
+					fullChunk = query
+				}
+			}
+			args := make([]any, 0, len(chunk)*eventColCount)
+			for i := range chunk {
+				a, err := eventArgs(&chunk[i])
+				if err != nil {
+					return err
+				}
+				args = append(args, a...)
+			}
+			if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) insertEventsSQL(rows int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO events (` + eventCols + `) VALUES `)
+	row := `(` + strings.Repeat(`?, `, eventColCount-1) + `?)`
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(`, `)
+		}
+		b.WriteString(row)
+	}
+	return s.q(b.String())
+}
+
+func eventArgs(e *guard.Event) ([]any, error) {
+	id := e.ControlExecutionID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	ts := e.Timestamp
+	if ts.IsZero() {
+		ts = time.Now()
+	}
+	var dur any
+	if e.ExecutionDurationMS != nil {
+		dur = *e.ExecutionDurationMS
+	}
+	md, err := mapArg(e.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	return []any{id, e.TraceID, e.SpanID, e.AgentName, e.ControlID, e.ControlName, string(e.CheckStage), e.StepType,
+		e.StepName, string(e.Action), e.Matched, e.Confidence, ts.UnixMicro(), dur, e.EvaluatorName, e.SelectorPath,
+		e.ErrorMessage, e.Source, md}, nil
+}
+
+type eventRow struct {
+	ID                 int64           `db:"id"`
+	ControlExecutionID string          `db:"control_execution_id"`
+	TraceID            string          `db:"trace_id"`
+	SpanID             string          `db:"span_id"`
+	AgentName          string          `db:"agent_name"`
+	ControlID          int64           `db:"control_id"`
+	ControlName        string          `db:"control_name"`
+	CheckStage         string          `db:"check_stage"`
+	StepType           string          `db:"step_type"`
+	StepName           string          `db:"step_name"`
+	Action             string          `db:"action"`
+	Matched            bool            `db:"matched"`
+	Confidence         float64         `db:"confidence"`
+	TS                 int64           `db:"ts"`
+	DurationMS         sql.NullFloat64 `db:"duration_ms"`
+	EvaluatorName      string          `db:"evaluator_name"`
+	SelectorPath       string          `db:"selector_path"`
+	ErrorMessage       string          `db:"error_message"`
+	Source             string          `db:"source"`
+	Metadata           []byte          `db:"metadata"`
+}
+
+func (r *eventRow) event() (guard.Event, error) {
+	e := guard.Event{ControlExecutionID: r.ControlExecutionID, TraceID: r.TraceID, SpanID: r.SpanID, AgentName: r.AgentName,
+		ControlID: r.ControlID, ControlName: r.ControlName, CheckStage: guard.Stage(r.CheckStage), StepType: r.StepType,
+		StepName: r.StepName, Action: guard.Decision(r.Action), Matched: r.Matched, Confidence: r.Confidence,
+		Timestamp: toTime(r.TS), EvaluatorName: r.EvaluatorName, SelectorPath: r.SelectorPath,
+		ErrorMessage: r.ErrorMessage, Source: r.Source}
+	if r.DurationMS.Valid {
+		d := r.DurationMS.Float64
+		e.ExecutionDurationMS = &d
+	}
+	var err error
+	e.Metadata, err = scanMap(r.Metadata)
+	return e, err
+}
+
+// eventWhere builds the WHERE clause of an event query.
+func eventWhere(q *guard.EventQuery) (string, []any) {
+	where, args := []string{`1 = 1`}, []any{}
+	in := func(col string, n int) string {
+		return col + ` IN (` + strings.TrimSuffix(strings.Repeat(`?, `, n), `, `) + `)`
+	}
+	if q.AgentName != "" {
+		where, args = append(where, `agent_name = ?`), append(args, q.AgentName)
+	}
+	if len(q.ControlIDs) > 0 {
+		where = append(where, in(`control_id`, len(q.ControlIDs)))
+		for _, id := range q.ControlIDs {
+			args = append(args, id)
+		}
+	}
+	if len(q.Actions) > 0 {
+		where = append(where, in(`action`, len(q.Actions)))
+		for _, a := range q.Actions {
+			args = append(args, string(a))
+		}
+	}
+	if q.Matched != nil {
+		where, args = append(where, `matched = ?`), append(args, *q.Matched)
+	}
+	if len(q.CheckStages) > 0 {
+		where = append(where, in(`check_stage`, len(q.CheckStages)))
+		for _, st := range q.CheckStages {
+			args = append(args, string(st))
+		}
+	}
+	if len(q.StepTypes) > 0 {
+		where = append(where, in(`step_type`, len(q.StepTypes)))
+		for _, t := range q.StepTypes {
+			args = append(args, t)
+		}
+	}
+	if q.TraceID != "" {
+		where, args = append(where, `trace_id = ?`), append(args, q.TraceID)
+	}
+	if q.StartTime != nil {
+		where, args = append(where, `ts >= ?`), append(args, q.StartTime.UnixMicro())
+	}
+	if q.EndTime != nil {
+		where, args = append(where, `ts < ?`), append(args, q.EndTime.UnixMicro())
+	}
+	return strings.Join(where, ` AND `), args
+}
+
+// QueryEvents returns the events matching q, newest first, and how many match in all. The limit defaults
+// to 100 and is clamped to 1..1000; a negative offset counts as 0. StartTime is inclusive, EndTime
+// exclusive.
+func (s *Store) QueryEvents(ctx context.Context, q guard.EventQuery) ([]guard.Event, int, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = defaultEventLimit
+	}
+	limit = min(limit, maxEventLimit)
+	offset := max(q.Offset, 0)
+	cond, args := eventWhere(&q)
+	var total int
+	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM events WHERE `+cond), args...); err != nil {
+		return nil, 0, mapErr(err)
+	}
+	var rows []eventRow
+	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT id, `+eventCols+` FROM events WHERE `+cond+
+		` ORDER BY ts DESC, id DESC LIMIT ? OFFSET ?`), append(args, limit, offset)...)
+	if err != nil {
+		return nil, 0, mapErr(err)
+	}
+	out := make([]guard.Event, 0, len(rows))
+	for i := range rows {
+		e, err := rows[i].event()
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, e)
+	}
+	return out, total, nil
+}
+
+// PruneEvents deletes the events older than before and returns how many it deleted.
+func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := s.writeTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`DELETE FROM events WHERE ts < ?`), before.UnixMicro())
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
