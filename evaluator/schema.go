@@ -81,8 +81,12 @@ func compileSchema(name string, merged json.RawMessage) (*jsonschema.Schema, err
 	return c.Compile(loc)
 }
 
-// prepare compiles f's merged schema once; Register calls it and panics on an error.
+// prepare compiles f's merged schema once; Register calls it and panics on an error. A copy of an
+// already registered factory (registering into a second registry) keeps its compiled schema.
 func (f *Factory) prepare() error {
+	if f.compiled != nil {
+		return nil
+	}
 	merged, err := mergedSchema(f.ConfigSchema, f.External)
 	if err != nil {
 		return err

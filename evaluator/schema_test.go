@@ -180,6 +180,16 @@ func TestRegisterCustomSchemas(t *testing.T) {
 	if names := factoryNames(r.List()); !reflect.DeepEqual(names, []string{"ext.none", "list", "nested", "regex"}) {
 		t.Fatalf("names %v", names)
 	}
+	copied := NewRegistry()
+	for _, f := range r.List() {
+		copied.Register(*f)
+	}
+	if err := copied.Validate("regex", map[string]any{"pattern": "a", "timeout_ms": float64(5)}); err != nil {
+		t.Errorf("copied registry: %v", err)
+	}
+	if got := problemsOf(t, copied.Validate("regex", map[string]any{"x": 1.0})); len(got) != 2 {
+		t.Errorf("copied registry problems %v", got)
+	}
 	f, _ := r.Lookup("ext.none")
 	if !strings.Contains(string(f.SchemaJSON()), `"default":10000`) {
 		t.Errorf("external default timeout missing: %s", f.SchemaJSON())

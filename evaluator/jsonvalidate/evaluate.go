@@ -35,9 +35,9 @@ func (e *Evaluator) Evaluate(_ context.Context, d *evaluator.Data) (evaluator.Re
 	if vs == nil {
 		return evaluator.Result{Confidence: 1}, nil
 	}
-	listed := vs
-	if len(listed) > maxListed {
-		listed = listed[:maxListed]
+	listed := make([]any, 0, min(len(vs), maxListed))
+	for _, v := range vs[:min(len(vs), maxListed)] {
+		listed = append(listed, map[string]any{"field": v.Field, "keyword": v.Keyword})
 	}
 	return evaluator.Result{
 		Matched:    true,
