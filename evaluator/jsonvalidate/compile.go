@@ -50,6 +50,9 @@ func compileUserSchema(doc map[string]any) (*jsonschema.Schema, *evaluator.Field
 			if v := collect(ve); len(v) > 0 {
 				fe.Field = joinPath("schema", v[0].Field)
 				fe.Message = "is not valid in a JSON Schema (" + v[0].Keyword + ")"
+				if v[0].Keyword == "format" && isRegexPlace(fe.Field) {
+					fe.Code, fe.Message = "invalid_regex", "is not a valid regular expression"
+				}
 			}
 		}
 	case errors.As(err, &rex):
@@ -94,4 +97,9 @@ func joinPath(a, b string) string {
 		return a
 	}
 	return a + "." + b
+}
+
+// isRegexPlace reports whether a schema path names a regular expression (pattern, patternProperties).
+func isRegexPlace(path string) bool {
+	return strings.HasSuffix(path, ".pattern") || strings.HasSuffix(path, ".patternProperties") || strings.Contains(path, ".patternProperties.")
 }
