@@ -1,7 +1,6 @@
 package guard
 
 import (
-	"context"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -18,9 +17,10 @@ type Engine struct {
 }
 
 type engineConfig struct {
-	registry   *evaluator.Registry
-	executions map[Execution]bool
-	logger     *zap.Logger
+	registry       *evaluator.Registry
+	executions     map[Execution]bool
+	logger         *zap.Logger
+	maxConcurrency int
 }
 
 // Option configures an Engine.
@@ -43,50 +43,46 @@ func WithExecution(ex ...Execution) Option {
 // WithLogger sets the logger; the engine logs under the name agent_control.engine. Default: no logging.
 func WithLogger(l *zap.Logger) Option { return func(c *engineConfig) { c.logger = l } }
 
+// WithMaxConcurrency bounds how many controls with external evaluators one evaluation runs at once
+// (default DefaultMaxConcurrency; values below 1 mean 1).
+func WithMaxConcurrency(n int) Option { return func(c *engineConfig) { c.maxConcurrency = n } }
+
 // New returns an engine with no controls: every step is allowed until Update is called.
 func New(opts ...Option) *Engine {
 	cfg := engineConfig{
-		registry:   evaluator.Default,
-		executions: map[Execution]bool{ExecutionServer: true},
-		logger:     zap.NewNop(),
+		registry:       evaluator.Default,
+		executions:     map[Execution]bool{ExecutionServer: true},
+		logger:         zap.NewNop(),
+		maxConcurrency: DefaultMaxConcurrency,
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.logger == nil {
+		cfg.logger = zap.NewNop()
+	}
 	cfg.logger = cfg.logger.Named("agent_control.engine")
+	if cfg.registry == nil {
+		cfg.registry = evaluator.Default
+	}
 	e := &Engine{cfg: cfg}
-	e.snap.Store(&snapshot{})
+	empty, _ := compile(nil, &cfg)
+	e.snap.Store(empty)
 	return e
 }
 
-// snapshot is an immutable compiled set of controls. (Placeholder: the compiler is being written.)
-type snapshot struct{}
-
 // Update validates and compiles controls and, only if all of them are valid, replaces the engine's
 // snapshot. A *ValidationError names each problem with the path controls.<index>.<field>.
+//
+// Disabled controls, and controls whose execution the engine does not run (see WithExecution), are
+// validated (their evaluator names are not checked: their runner may know evaluators this engine does
+// not) and then dropped: they cost nothing at evaluation time.
 func (e *Engine) Update(controls []Control) error {
-	panic("not implemented yet")
-}
-
-// Evaluate checks step at stage against every enabled control that applies and returns the full result.
-// It fails only for an invalid stage or a nil step; evaluator failures are reported inside the result.
-func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result, error) {
-	panic("not implemented yet")
-}
-
-// Check is the decision-only form of Evaluate: it returns nil when the step may proceed,
-// *ControlViolationError for a deny, *ControlSteerError for a steer. It builds no per-control list.
-func (e *Engine) Check(ctx context.Context, step *Step, stage Stage) error {
-	panic("not implemented yet")
-}
-
-// Applies reports whether any enabled control of the snapshot applies to step at stage.
-func (e *Engine) Applies(step *Step, stage Stage) bool {
-	panic("not implemented yet")
-}
-
-// Err returns the blocking outcome of r as an error: *ControlViolationError for deny, *ControlSteerError
-// for steer, nil otherwise.
-func (r *Result) Err() error {
-	panic("not implemented yet")
+	s, err := compile(controls, &e.cfg)
+	if err != nil {
+		return err
+	}
+	e.snap.Store(s)
+	e.cfg.logger.Debug("controls compiled", zap.Int("controls", len(controls)), zap.Int("active", len(s.controls)))
+	return nil
 }

@@ -1,0 +1,353 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/guardrail-control/guard/evaluator"
+)
+
+// Errors of Evaluate and Check for arguments that cannot be evaluated at all.
+var (
+	ErrNilStep      = errors.New("guard: step is nil")
+	ErrInvalidStage = errors.New("guard: stage must be one of pre, post")
+)
+
+// run is one evaluation of one step against one snapshot.
+type run struct {
+	ctx  context.Context
+	snap *snapshot
+	step *Step
+	sc   *scratch
+}
+
+// nodeOut is the outcome of a condition node: matched with a confidence (the minimum over the leaves
+// that ran), the message and metadata of the leaf that decided it, or an evaluator error (err and the
+// leaf whose on_error applies).
+type nodeOut struct {
+	matched bool
+	conf    float64
+	msg     string
+	meta    map[string]any
+	err     error
+	errLeaf *cLeaf
+}
+
+// effective reports whether the outcome counts as a match for the decision: a match, or an error of a
+// leaf whose on_error is deny (fail closed).
+func (o *nodeOut) effective() bool {
+	if o.err != nil {
+		return o.errLeaf == nil || o.errLeaf.onError != evaluator.OnErrorAllow
+	}
+	return o.matched
+}
+
+// node evaluates a condition tree left to right with short-circuit; an error ends the tree.
+func (r *run) node(n *cNode) nodeOut {
+	switch n.kind {
+	case nodeAnd:
+		out := nodeOut{matched: true, conf: 1}
+		for i := range n.kids {
+			k := r.node(&n.kids[i])
+			if k.err != nil {
+				return k
+			}
+			out.conf = math.Min(out.conf, k.conf)
+			if !k.matched {
+				k.conf = out.conf
+				return k
+			}
+			if out.msg == "" {
+				out.msg = k.msg
+			}
+			if out.meta == nil {
+				out.meta = k.meta
+			}
+		}
+		return out
+	case nodeOr:
+		out := nodeOut{conf: 1}
+		for i := range n.kids {
+			k := r.node(&n.kids[i])
+			if k.err != nil {
+				return k
+			}
+			out.conf = math.Min(out.conf, k.conf)
+			if k.matched {
+				k.conf = out.conf
+				return k
+			}
+			if out.msg == "" {
+				out.msg = k.msg
+			}
+		}
+		return out
+	case nodeNot:
+		k := r.node(&n.kids[0])
+		if k.err == nil {
+			k.matched = !k.matched
+			k.msg, k.meta = "", nil
+		}
+		return k
+	}
+	return r.leaf(n.leaf)
+}
+
+// leaf evaluates one selector + evaluator leaf, answering "no match, confidence 1" without running the
+// evaluator when the prefilter shows that none of its required literals occurs in the text.
+func (r *run) leaf(l *cLeaf) nodeOut {
+	d, err := r.sc.dataFor(r.snap, r.step, l.path)
+	if err != nil {
+		return nodeOut{err: err, errLeaf: l}
+	}
+	if l.filtered {
+		if _, ok := d.Value.(string); ok {
+			st := r.sc.scanFor(r.snap, l.path, d.Text)
+			if !(l.foldsCase && st == scanNonASCII) && !r.sc.anyBit(l) {
+				return nodeOut{conf: 1}
+			}
+		}
+	}
+	var res evaluator.Result
+	if l.external {
+		res, err = callExternal(r.ctx, l, d)
+	} else {
+		res, err = callLocal(r.ctx, l, d)
+	}
+	if err != nil {
+		return nodeOut{err: err, errLeaf: l}
+	}
+	out := nodeOut{matched: res.Matched, conf: clampConfidence(res.Confidence), msg: res.Message, meta: res.Metadata}
+	if out.matched && out.meta == nil {
+		out.meta = l.specMeta
+	}
+	return out
+}
+
+// errEvaluatorPanic is reported when an evaluator panics: a bug in the evaluator, contained.
+var errEvaluatorPanic = errors.New("evaluator panicked")
+
+// callLocal runs a built-in (non-external) evaluator, which enforces its own timeout.
+func callLocal(ctx context.Context, l *cLeaf, d *evaluator.Data) (res evaluator.Result, err error) {
+	defer func() {
+		if recover() != nil {
+			res, err = evaluator.Result{}, errEvaluatorPanic
+		}
+	}()
+	return l.ev.Evaluate(ctx, d)
+}
+
+func clampConfidence(c float64) float64 {
+	switch {
+	case math.IsNaN(c) || c < 0:
+		return 0
+	case c > 1:
+		return 1
+	}
+	return c
+}
+
+// Evaluate checks step at stage against every enabled control that applies and returns the full result.
+// It fails only for a nil step (ErrNilStep) or an invalid stage (ErrInvalidStage); evaluator failures
+// are reported inside the result.
+//
+// Every evaluated control appears in exactly one list:
+//   - Matches: its condition matched.
+//   - NonMatches: its condition was evaluated and did not match.
+//   - Errors: an evaluator in its condition failed (or the selected data could not be turned into
+//     text, see MaxSelectedDepth). Result.Error holds the failure and Result.Matched what on_error made
+//     of it: true for on_error deny (the default: the control counts as matched, so its action applies
+//     and a deny control blocks), false for on_error allow (fail open). Confidence is 0.
+//
+// Controls are evaluated, and appear in each list, in this order: deny controls, then steer controls,
+// then the others, each group by control id. Once a deny control has matched, the remaining controls are
+// not evaluated and are not listed. Controls with external evaluators run concurrently (see
+// WithMaxConcurrency); after a deny, the ones still running are cancelled and not listed.
+//
+// Decision: deny if a deny control counts as matched, else steer if a steer control does, else allow.
+// The winner among several is the first genuine match in evaluation order, or failing that the first
+// control that counts as matched through on_error deny. Confidence is the winner's; for allow it is the
+// minimum confidence of the listed matches and non-matches (1 when there are none). Reason is the
+// winner's evaluator message, else its action metadata "reason", else the steering message, else a
+// default sentence naming the control.
+func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result, error) {
+	if step == nil {
+		return nil, ErrNilStep
+	}
+	if !stage.Valid() {
+		return nil, ErrInvalidStage
+	}
+	snap := e.snap.Load()
+	res := &Result{
+		IsSafe:     true,
+		Decision:   DecisionAllow,
+		Confidence: 1,
+		Matches:    []ControlResult{},
+		Errors:     []ControlResult{},
+		NonMatches: []ControlResult{},
+	}
+	sc := snap.getScratch()
+	cands := snap.candidates(stage, step.Type, step.Name, sc)
+	if len(cands) == 0 {
+		snap.putScratch(sc)
+		return res, nil
+	}
+	r := run{ctx: ctx, snap: snap, step: step, sc: sc}
+	b := resultBuilder{res: res, snap: snap, sc: sc, denyAt: -1, denyErrAt: -1, steerAt: -1, steerErrAt: -1, minConf: 1}
+	reuse := true
+	if snap.hasExternal && r.needsConcurrency(cands, false) {
+		var outs []outcome
+		outs, reuse = r.concurrent(cands, false, e.cfg.maxConcurrency)
+		for pos, o := range outs {
+			if o.done && !b.add(&snap.controls[cands[pos]], &o.out, o.dur) {
+				break
+			}
+		}
+	} else {
+		res.NonMatches = make([]ControlResult, 0, len(cands))
+		for _, ci := range cands {
+			c := &snap.controls[ci]
+			start := time.Now()
+			o := r.node(&c.root)
+			if !b.add(c, &o, time.Since(start)) {
+				break
+			}
+		}
+	}
+	b.finish()
+	if reuse {
+		snap.putScratch(sc)
+	}
+	return res, nil
+}
+
+// resultBuilder files control outcomes into a Result in evaluation order.
+type resultBuilder struct {
+	res                                    *Result
+	snap                                   *snapshot
+	sc                                     *scratch
+	denyAt, denyErrAt, steerAt, steerErrAt int // index into Matches or Errors, -1 if none
+	minConf                                float64
+}
+
+// add files the outcome of control c and reports whether evaluation should go on (false after a
+// genuine deny match).
+func (b *resultBuilder) add(c *cControl, o *nodeOut, dur time.Duration) bool {
+	cr := ControlResult{
+		ControlExecutionID: newExecutionID(b.sc),
+		ControlID:          c.id,
+		ControlName:        c.name,
+		Action:             c.decision,
+		Duration:           dur,
+	}
+	if l := c.firstLeaf; l != nil {
+		cr.EvaluatorName = l.evName
+		cr.SelectorPath = b.snap.paths[l.path].sel.raw
+	}
+	eff := o.effective()
+	if eff {
+		cr.Metadata = c.metadata
+		cr.SteeringContext = c.steering
+	}
+	if o.err != nil {
+		cr.Result = EvaluatorResult{Matched: eff, Error: errorText(o)}
+		b.res.Errors = append(b.res.Errors, cr)
+		if eff {
+			at := len(b.res.Errors) - 1
+			switch {
+			case c.class == classDeny && b.denyErrAt < 0:
+				b.denyErrAt = at
+			case c.class == classSteer && b.steerErrAt < 0:
+				b.steerErrAt = at
+			}
+		}
+		return true
+	}
+	cr.Result = EvaluatorResult{Matched: o.matched, Confidence: o.conf, Message: o.msg, Metadata: o.meta}
+	b.minConf = math.Min(b.minConf, o.conf)
+	if !o.matched {
+		b.res.NonMatches = append(b.res.NonMatches, cr)
+		return true
+	}
+	b.res.Matches = append(b.res.Matches, cr)
+	at := len(b.res.Matches) - 1
+	switch c.class {
+	case classDeny:
+		b.denyAt = at
+		return false
+	case classSteer:
+		if b.steerAt < 0 {
+			b.steerAt = at
+		}
+	}
+	return true
+}
+
+// finish sets the decision fields from the filed outcomes.
+func (b *resultBuilder) finish() {
+	r := b.res
+	var w *ControlResult
+	errored := false
+	switch {
+	case b.denyAt >= 0:
+		w = &r.Matches[b.denyAt]
+	case b.denyErrAt >= 0:
+		w, errored = &r.Errors[b.denyErrAt], true
+	case b.steerAt >= 0:
+		w = &r.Matches[b.steerAt]
+	case b.steerErrAt >= 0:
+		w, errored = &r.Errors[b.steerErrAt], true
+	default:
+		r.Confidence = b.minConf
+		return
+	}
+	r.IsSafe = false
+	r.Decision = w.Action
+	r.Confidence = w.Result.Confidence
+	r.Reason = reasonText(w.ControlName, w.Action, w.Result.Message, errored, w.Metadata, w.SteeringContext)
+	if w.Action == DecisionSteer {
+		r.SteeringContext = w.SteeringContext
+	}
+}
+
+// errorText is the error string of a failed condition: the evaluator's name and its error.
+func errorText(o *nodeOut) string {
+	if o.errLeaf == nil {
+		return o.err.Error()
+	}
+	return o.errLeaf.evName + ": " + o.err.Error()
+}
+
+// reasonText is the human reason of a winning control.
+func reasonText(name string, d Decision, msg string, errored bool, meta map[string]any, st *SteeringContext) string {
+	if errored {
+		return fmt.Sprintf("control %q could not be evaluated and fails closed (on_error: deny)", name)
+	}
+	if msg != "" {
+		return msg
+	}
+	if s, ok := meta["reason"].(string); ok && s != "" {
+		return s
+	}
+	if d == DecisionSteer {
+		if st != nil && st.Message != "" {
+			return st.Message
+		}
+		return fmt.Sprintf("steered by control %q", name)
+	}
+	return fmt.Sprintf("denied by control %q", name)
+}
+
+// newExecutionID returns a random (version 4) UUID from the scratch's buffered random source.
+func newExecutionID(sc *scratch) string {
+	id, err := uuid.NewRandomFromReader(sc.random())
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}

@@ -1,0 +1,160 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/guardrail-control/guard/evaluator"
+)
+
+// DefaultMaxConcurrency bounds how many controls with external evaluators one evaluation runs at once.
+const DefaultMaxConcurrency = 8
+
+// errCancelled is the error of an external evaluator whose evaluation was cancelled by the caller.
+var errCancelled = errors.New("evaluation cancelled")
+
+// outcome is the result of one control in a concurrent evaluation.
+type outcome struct {
+	out  nodeOut
+	dur  time.Duration
+	done bool
+}
+
+// needsConcurrency reports whether any control that will be evaluated has an external evaluator.
+func (r *run) needsConcurrency(cands []int32, decisionOnly bool) bool {
+	for _, ci := range cands {
+		c := &r.snap.controls[ci]
+		if decisionOnly && c.class == classOther {
+			break
+		}
+		if c.hasExternal {
+			return true
+		}
+	}
+	return false
+}
+
+// concurrent evaluates cands with each control that has an external evaluator in its own goroutine (at
+// most maxConc at once) while the other controls are evaluated here, in order. Within one control the
+// leaves still run left to right with short-circuit, so the semantics are those of a sequential
+// evaluation. As soon as any deny control genuinely matches, the rest is cancelled.
+//
+// It returns the outcomes by candidate position (done is false for controls that were not finished)
+// and whether every goroutine has finished; when not, the scratch must not be reused.
+func (r *run) concurrent(cands []int32, decisionOnly bool, maxConc int) ([]outcome, bool) {
+	n := len(cands)
+	for pos, ci := range cands {
+		if decisionOnly && r.snap.controls[ci].class == classOther {
+			n = pos
+			break
+		}
+	}
+	cands = cands[:n]
+	// Select every path and scan every text up front: from here on the goroutines only read the
+	// scratch.
+	for _, ci := range cands {
+		for _, p := range r.snap.controls[ci].paths {
+			d, err := r.sc.dataFor(r.snap, r.step, p)
+			if err != nil || r.snap.paths[p].ac == nil {
+				continue
+			}
+			if _, ok := d.Value.(string); ok {
+				r.sc.scanFor(r.snap, p, d.Text)
+			}
+		}
+	}
+	if maxConc < 1 {
+		maxConc = 1
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	sub := *r
+	sub.ctx = ctx
+	type finished struct {
+		pos int
+		out nodeOut
+		dur time.Duration
+	}
+	results := make(chan finished, n) // buffered: a goroutine never blocks on an abandoned evaluation
+	sem := make(chan struct{}, maxConc)
+	pending := 0
+	for pos, ci := range cands {
+		c := &r.snap.controls[ci]
+		if !c.hasExternal {
+			continue
+		}
+		pending++
+		go func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			start := time.Now()
+			o := sub.node(&c.root)
+			results <- finished{pos, o, time.Since(start)}
+		}()
+	}
+	outs := make([]outcome, n)
+	decided := func(pos int) bool {
+		o := &outs[pos].out
+		return r.snap.controls[cands[pos]].class == classDeny && o.err == nil && o.matched
+	}
+	for pos, ci := range cands {
+		c := &r.snap.controls[ci]
+		if c.hasExternal {
+			continue
+		}
+		start := time.Now()
+		outs[pos] = outcome{out: r.node(&c.root), done: true}
+		outs[pos].dur = time.Since(start)
+		if decided(pos) {
+			return outs, pending == 0
+		}
+	}
+	for ; pending > 0; pending-- {
+		f := <-results
+		outs[f.pos] = outcome{out: f.out, dur: f.dur, done: true}
+		if decided(f.pos) {
+			return outs, pending == 1
+		}
+	}
+	return outs, true
+}
+
+// callExternal runs an external evaluator under its timeout_ms. The call runs in its own goroutine so
+// that an evaluator that ignores its context still cannot hold the evaluation past the timeout.
+func callExternal(ctx context.Context, l *cLeaf, d *evaluator.Data) (evaluator.Result, error) {
+	cctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	type reply struct {
+		res evaluator.Result
+		err error
+	}
+	ch := make(chan reply, 1)
+	data := *d
+	go func() {
+		defer func() {
+			if recover() != nil {
+				ch <- reply{err: errEvaluatorPanic}
+			}
+		}()
+		res, err := l.ev.Evaluate(cctx, &data)
+		ch <- reply{res, err}
+	}()
+	select {
+	case rep := <-ch:
+		if rep.err != nil && cctx.Err() != nil {
+			return evaluator.Result{}, externalCtxErr(ctx, l)
+		}
+		return rep.res, rep.err
+	case <-cctx.Done():
+		return evaluator.Result{}, externalCtxErr(ctx, l)
+	}
+}
+
+func externalCtxErr(parent context.Context, l *cLeaf) error {
+	if parent.Err() != nil {
+		return errCancelled
+	}
+	return fmt.Errorf("timed out after %d ms", l.timeout.Milliseconds())
+}

@@ -1,0 +1,116 @@
+package guard
+
+import (
+	"bufio"
+	"crypto/rand"
+
+	"github.com/guardrail-control/guard/evaluator"
+)
+
+// scratch is the per-evaluation working memory, pooled per snapshot so that an evaluation that runs no
+// evaluator and matches nothing allocates nothing.
+type scratch struct {
+	data   []evaluator.Data // per path: the selected data, computed at most once per evaluation
+	dstate []uint8          // per path: dataUnset, dataReady or dataFailed
+	derr   []error          // per path: why the text form failed
+	scan   []uint8          // per path: scanUnset, scanASCII or scanNonASCII
+	pat    []uint64         // prefilter bitset over every path's literals
+	used   []int32          // paths touched by this evaluation, to reset
+	mark   []uint64         // control bitset used to merge candidate lists
+	cand   []int32          // merged candidate list
+	rnd    *bufio.Reader    // buffered crypto/rand for control_execution_id
+}
+
+const (
+	dataUnset uint8 = iota
+	dataReady
+	dataFailed
+)
+
+const (
+	scanUnset uint8 = iota
+	scanASCII
+	scanNonASCII
+)
+
+func newScratch(s *snapshot) *scratch {
+	return &scratch{
+		data:   make([]evaluator.Data, len(s.paths)),
+		dstate: make([]uint8, len(s.paths)),
+		derr:   make([]error, len(s.paths)),
+		scan:   make([]uint8, len(s.paths)),
+		pat:    make([]uint64, s.patWords),
+		mark:   make([]uint64, (len(s.controls)+63)/64),
+	}
+}
+
+func (s *snapshot) getScratch() *scratch { return s.pool.Get().(*scratch) }
+
+// putScratch resets sc (dropping references to the step) and returns it to the pool.
+func (s *snapshot) putScratch(sc *scratch) {
+	for _, p := range sc.used {
+		sc.data[p] = evaluator.Data{}
+		sc.dstate[p] = dataUnset
+		sc.derr[p] = nil
+		if sc.scan[p] != scanUnset {
+			cp := &s.paths[p]
+			clear(sc.pat[cp.patBase : cp.patBase+cp.words])
+			sc.scan[p] = scanUnset
+		}
+	}
+	sc.used = sc.used[:0]
+	s.pool.Put(sc)
+}
+
+// dataFor returns the data path p selects in step, computing it on first use.
+func (sc *scratch) dataFor(s *snapshot, step *Step, p int32) (*evaluator.Data, error) {
+	switch sc.dstate[p] {
+	case dataReady:
+		return &sc.data[p], nil
+	case dataFailed:
+		return nil, sc.derr[p]
+	}
+	sc.used = append(sc.used, p)
+	v, text, err := textForm(s.paths[p].sel.resolve(step))
+	if err != nil {
+		sc.dstate[p] = dataFailed
+		sc.derr[p] = err
+		return nil, err
+	}
+	sc.data[p] = evaluator.Data{Value: v, Text: text}
+	sc.dstate[p] = dataReady
+	return &sc.data[p], nil
+}
+
+// scanFor runs path p's automaton over text once per evaluation and reports whether text has any
+// non-ASCII byte. dataFor(p) must have been called first.
+func (sc *scratch) scanFor(s *snapshot, p int32, text string) uint8 {
+	if st := sc.scan[p]; st != scanUnset {
+		return st
+	}
+	cp := &s.paths[p]
+	st := scanASCII
+	if cp.ac.Scan(text, sc.pat[cp.patBase:cp.patBase+cp.words]) {
+		st = scanNonASCII
+	}
+	sc.scan[p] = st
+	return st
+}
+
+// anyBit reports whether any literal of a filtered leaf was found.
+func (sc *scratch) anyBit(l *cLeaf) bool {
+	for _, b := range l.bits {
+		if sc.pat[b>>6]&(1<<(uint(b)&63)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// random returns the buffered random source for execution ids.
+func (sc *scratch) random() *bufio.Reader {
+	if sc.rnd == nil {
+		sc.rnd = bufio.NewReaderSize(rand.Reader, 16*32)
+	}
+	return sc.rnd
+}

@@ -1,0 +1,109 @@
+package guard
+
+import (
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/internal/ahocorasick"
+)
+
+// Evaluation classes: the compiled controls are ordered by class, then by control id, so that deny
+// controls are evaluated first (a matched deny ends the evaluation early), steer controls next, and the
+// controls that never block last. Check stops before the last class.
+const (
+	classDeny uint8 = iota
+	classSteer
+	classOther
+)
+
+func decisionClass(d Decision) uint8 {
+	switch d {
+	case DecisionDeny:
+		return classDeny
+	case DecisionSteer:
+		return classSteer
+	}
+	return classOther
+}
+
+// snapshot is an immutable compiled set of controls. Control indexes (int32) are positions in controls,
+// which is the evaluation order; every index list below is sorted ascending.
+type snapshot struct {
+	controls    []cControl
+	paths       []cPath
+	stages      [2]stageIndex // StagePre, StagePost
+	hasExternal bool
+	patWords    int // words of the prefilter bitset over all paths
+	pool        sync.Pool
+}
+
+// stageIndex finds the controls of one stage that can apply to a step type.
+type stageIndex struct {
+	byType  map[string]*bucket // controls that name the step type in step_types
+	anyType bucket             // controls without a step_types filter
+}
+
+// bucket finds the controls of one (stage, type) entry that can apply to a step name.
+type bucket struct {
+	all    []int32            // no name filter
+	byName map[string][]int32 // step_names
+	rx     []int32            // step_name_regex (a control with step_names too is in both)
+}
+
+// cControl is a compiled control.
+type cControl struct {
+	id          int64
+	name        string
+	decision    Decision
+	class       uint8
+	steering    *SteeringContext
+	metadata    map[string]any
+	nameRx      *regexp.Regexp
+	root        cNode
+	hasExternal bool
+	paths       []int32 // distinct selector paths of the leaves
+	firstLeaf   *cLeaf
+	scope       Scope // kept for building the index
+}
+
+// Kinds of condition nodes.
+const (
+	nodeLeaf uint8 = iota
+	nodeAnd
+	nodeOr
+	nodeNot
+)
+
+// cNode is a compiled condition node.
+type cNode struct {
+	kind uint8
+	kids []cNode
+	leaf *cLeaf
+}
+
+// cLeaf is a compiled selector + evaluator leaf.
+type cLeaf struct {
+	path     int32
+	ev       evaluator.Evaluator
+	evName   string
+	onError  evaluator.OnError
+	timeout  time.Duration
+	external bool
+	specMeta map[string]any
+	// Prefilter: when filtered is set, the leaf can only match a string whose text contains one of
+	// the literals at bit positions bits (in the snapshot-wide bitset).
+	filtered  bool
+	foldsCase bool
+	bits      []int32
+}
+
+// cPath is a distinct selector path of the snapshot, with the automaton over the required literals of
+// the leaves that select it.
+type cPath struct {
+	sel     selectorPath
+	ac      *ahocorasick.Automaton // nil when no leaf of this path is filtered
+	patBase int                    // first word of this path's bits in the prefilter bitset
+	words   int
+}

@@ -1,0 +1,207 @@
+package guard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Limits on the text form of selected non-string data. Deeper or larger data is not turned into text:
+// every leaf that selects it gets an evaluator error (handled by its on_error setting), so that an
+// arbitrarily large or deeply nested step payload can neither exhaust memory nor recurse without bound.
+// Strings are passed to evaluators as they are and are not limited here.
+const (
+	// MaxSelectedDepth is the deepest nesting of arrays and objects in selected data.
+	MaxSelectedDepth = 128
+	// MaxSelectedTextBytes bounds the compact JSON text of selected non-string data.
+	MaxSelectedTextBytes = 8 << 20
+)
+
+// Errors of the text form, reported as evaluator errors of the leaves that select the data.
+var (
+	errTooDeep  = fmt.Errorf("selected data is nested deeper than %d levels", MaxSelectedDepth)
+	errTooLarge = fmt.Errorf("selected data is larger than %d bytes as JSON", MaxSelectedTextBytes)
+	errNotJSON  = errors.New("selected data cannot be represented as JSON")
+)
+
+// errNeedsNormalizing is internal: the value holds Go types that must go through encoding/json first.
+var errNeedsNormalizing = errors.New("needs normalizing")
+
+// textForm returns the data an evaluator sees for a selected value: the value in decoded-JSON shape and
+// its text (the string itself, or compact JSON with sorted object keys and no HTML escaping).
+func textForm(v any) (value any, text string, err error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, "", nil
+	case string:
+		return v, x, nil
+	}
+	b, err := appendJSON(nil, v, 0)
+	if err == errNeedsNormalizing {
+		n, nerr := normalizeJSON(v)
+		if nerr != nil {
+			return nil, "", errNotJSON
+		}
+		if s, ok := n.(string); ok {
+			return n, s, nil
+		}
+		v = n
+		b, err = appendJSON(nil, v, 0)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if len(b) > MaxSelectedTextBytes {
+		return nil, "", errTooLarge
+	}
+	return v, string(b), nil
+}
+
+// appendJSON appends the compact JSON of a decoded-JSON value, with sorted keys, as encoding/json with
+// SetEscapeHTML(false) writes it.
+func appendJSON(b []byte, v any, depth int) ([]byte, error) {
+	if len(b) > MaxSelectedTextBytes {
+		return nil, errTooLarge
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendJSONString(b, x), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case float64:
+		return appendJSONFloat(b, x)
+	case json.Number:
+		if _, err := strconv.ParseFloat(string(x), 64); err != nil || x == "" {
+			return nil, errNotJSON
+		}
+		return append(b, x...), nil
+	case []any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		if depth >= MaxSelectedDepth {
+			return nil, errTooDeep
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSON(b, e, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		if depth >= MaxSelectedDepth {
+			return nil, errTooDeep
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			var err error
+			if b, err = appendJSON(b, x[k], depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	}
+	return nil, errNeedsNormalizing
+}
+
+// appendJSONFloat formats f like encoding/json.
+func appendJSONFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, errNotJSON
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s like encoding/json with HTML escaping off: invalid UTF-8 becomes U+FFFD and
+// U+2028, U+2029 are escaped.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
