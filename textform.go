@@ -16,7 +16,7 @@ import (
 // Strings are passed to evaluators as they are and are not limited here.
 const (
 	// MaxSelectedDepth is the deepest nesting of arrays and objects in selected data.
-	MaxSelectedDepth = 128
+	MaxSelectedDepth = 1000
 	// MaxSelectedTextBytes bounds the compact JSON text of selected non-string data.
 	MaxSelectedTextBytes = 8 << 20
 )
