@@ -22,6 +22,7 @@
 //	      confidence: 1.0                     # optional
 //	      invalid: false                      # optional: Engine.Update must fail...
 //	      problems: []                        # ...with these field paths ("controls.0.condition")
+//	      may_skip: []                        # optional: controls the engine may skip after a deny
 //	      eval_error: false                   # optional: Evaluate must fail (malformed step or stage)
 //
 // Beware of YAML 1.1 scalars in control data: unquoted yes, no, on, off, y and n are booleans, and
@@ -84,6 +85,9 @@ type Want struct {
 	// Invalid says Engine.Update must fail; Problems then lists the expected field paths (any order).
 	Invalid  bool     `json:"invalid,omitempty"`
 	Problems []string `json:"problems,omitempty"`
+	// MaySkip names controls the engine may skip once a deny matched: they are left out of every list
+	// comparison.
+	MaySkip []string `json:"may_skip,omitempty"`
 	// EvalError says Evaluate must fail (a malformed step or stage): no decision is expected.
 	EvalError bool `json:"eval_error,omitempty"`
 }
@@ -214,7 +218,7 @@ func (c *Case) ControlsJSON() ([]byte, error) {
 	}
 	out := make([]wire, len(c.Controls))
 	for i, ctl := range c.Controls {
-		out[i] = wire{ID: ctl.ID, Name: ctl.Name, Data: ctl.Data}
+		out[i] = wire(ctl)
 	}
 	return json.Marshal(out)
 }
