@@ -1,0 +1,259 @@
+package observability
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/server/problem"
+)
+
+// Length limits of event fields.
+const (
+	maxShortField    = 255
+	maxSelectorPath  = 1024
+	maxErrorMessage  = 8192 // longer error messages are truncated, not refused
+	maxEventProblems = 100  // problems reported for one request at most
+)
+
+// PostEventsResponse is the 202 body of POST /observability/events.
+type PostEventsResponse struct {
+	Received int `json:"received"`
+	Enqueued int `json:"enqueued"`
+	Dropped  int `json:"dropped"`
+}
+
+// PostEvents accepts 1 to 1000 events, validates every one (422 naming events.<i>.<field>; the batch is
+// taken whole or not at all) and hands them to the recorder: 202 with how many were buffered and how
+// many dropped because the buffer was full.
+func (a *API) PostEvents(w http.ResponseWriter, r *http.Request) {
+	if !a.available(w, r, true) {
+		return
+	}
+	events, err := decodeEvents(r)
+	if err != nil {
+		problem.Write(w, r, a.logger(), err)
+		return
+	}
+	enq, dropped := a.Recorder.Enqueue(events)
+	problem.WriteJSON(w, http.StatusAccepted, PostEventsResponse{Received: len(events), Enqueued: enq, Dropped: dropped})
+}
+
+// decodeEvents reads and validates the body of POST /observability/events.
+func decodeEvents(r *http.Request) ([]guard.Event, error) {
+	var body struct {
+		Events *[]json.RawMessage `json:"events"`
+	}
+	if err := problem.DecodeJSON(r, &body); err != nil {
+		return nil, err
+	}
+	if body.Events == nil {
+		return nil, problem.Validation("the request needs an events array",
+			guard.Problem{Field: "events", Code: "required", Message: "is required: an array of 1 to 1000 events"})
+	}
+	raw := *body.Events
+	switch {
+	case len(raw) == 0:
+		return nil, problem.Validation("the events array is empty",
+			guard.Problem{Field: "events", Code: "range", Message: "must hold 1 to 1000 events"})
+	case len(raw) > MaxEventsPerRequest:
+		return nil, problem.New(http.StatusRequestEntityTooLarge, problem.CodePayloadTooLarge,
+			fmt.Sprintf("a request holds at most %d events and this one holds %d: split it into several requests",
+				MaxEventsPerRequest, len(raw)))
+	}
+	events := make([]guard.Event, len(raw))
+	var problems []guard.Problem
+	for i, msg := range raw {
+		ps := decodeEvent(msg, &events[i], "events."+strconv.Itoa(i))
+		if len(problems) < maxEventProblems {
+			problems = append(problems, ps...)
+		}
+	}
+	if len(problems) > 0 {
+		if len(problems) > maxEventProblems {
+			problems = problems[:maxEventProblems]
+		}
+		return nil, problem.Validation("some events are not valid; none of this request's events were recorded", problems...)
+	}
+	return events, nil
+}
+
+// eventWire is an event as it arrives: pointers tell a missing field from a zero one.
+type eventWire struct {
+	ControlExecutionID  *string        `json:"control_execution_id"`
+	TraceID             string         `json:"trace_id"`
+	SpanID              string         `json:"span_id"`
+	AgentName           *string        `json:"agent_name"`
+	ControlID           *int64         `json:"control_id"`
+	ControlName         string         `json:"control_name"`
+	CheckStage          *string        `json:"check_stage"`
+	StepType            string         `json:"step_type"`
+	StepName            string         `json:"step_name"`
+	Action              *string        `json:"action"`
+	Matched             bool           `json:"matched"`
+	Confidence          *float64       `json:"confidence"`
+	Timestamp           *string        `json:"timestamp"`
+	ExecutionDurationMS *float64       `json:"execution_duration_ms"`
+	EvaluatorName       string         `json:"evaluator_name"`
+	SelectorPath        string         `json:"selector_path"`
+	ErrorMessage        string         `json:"error_message"`
+	Source              *string        `json:"source"`
+	Metadata            map[string]any `json:"metadata"`
+}
+
+// decodeEvent decodes one event strictly into ev and returns its problems, fields prefixed by at.
+func decodeEvent(msg json.RawMessage, ev *guard.Event, at string) []guard.Problem {
+	var in eventWire
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return []guard.Problem{decodeProblem(err, at)}
+	}
+	if bytes.Equal(bytes.TrimSpace(msg), []byte("null")) {
+		return []guard.Problem{{Field: at, Code: "type", Message: "must be an event object"}}
+	}
+	var ps []guard.Problem
+	add := func(field, code, message string) {
+		ps = append(ps, guard.Problem{Field: at + "." + field, Code: code, Message: message})
+	}
+
+	switch {
+	case in.ControlExecutionID == nil || *in.ControlExecutionID == "":
+		add("control_execution_id", "required", "is required")
+	default:
+		if _, err := uuid.Parse(*in.ControlExecutionID); err != nil || len(*in.ControlExecutionID) > maxShortField {
+			add("control_execution_id", "format", "must be a UUID")
+		} else {
+			ev.ControlExecutionID = *in.ControlExecutionID
+		}
+	}
+	if in.AgentName == nil || *in.AgentName == "" {
+		add("agent_name", "required", "is required")
+	} else if name, err := guard.NormalizeAgentName(*in.AgentName); err != nil {
+		add("agent_name", "invalid", err.Error())
+	} else {
+		ev.AgentName = name
+	}
+	if in.ControlID == nil {
+		add("control_id", "required", "is required")
+	} else if *in.ControlID < 0 {
+		add("control_id", "range", "must not be negative")
+	} else {
+		ev.ControlID = *in.ControlID
+	}
+	if in.CheckStage == nil || *in.CheckStage == "" {
+		add("check_stage", "required", "is required: pre or post")
+	} else if st := guard.Stage(*in.CheckStage); !st.Valid() {
+		add("check_stage", "enum", "must be one of pre, post")
+	} else {
+		ev.CheckStage = st
+	}
+	if in.Action == nil || *in.Action == "" {
+		add("action", "required", "is required")
+	} else if d, ok := parseAction(*in.Action); !ok {
+		add("action", "enum", "must be one of allow, deny, steer, warn, log, observe")
+	} else {
+		ev.Action = d
+	}
+	if in.Timestamp == nil || *in.Timestamp == "" {
+		add("timestamp", "required", "is required: an RFC 3339 date-time")
+	} else if ts, err := time.Parse(time.RFC3339Nano, *in.Timestamp); err != nil {
+		add("timestamp", "format", "must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z")
+	} else {
+		ev.Timestamp = ts.UTC()
+	}
+	if in.Confidence != nil {
+		if *in.Confidence < 0 || *in.Confidence > 1 {
+			add("confidence", "range", "must be between 0 and 1")
+		} else {
+			ev.Confidence = *in.Confidence
+		}
+	}
+	if in.ExecutionDurationMS != nil {
+		if *in.ExecutionDurationMS < 0 {
+			add("execution_duration_ms", "range", "must not be negative")
+		} else {
+			d := *in.ExecutionDurationMS
+			ev.ExecutionDurationMS = &d
+		}
+	}
+	switch {
+	case in.Source == nil || *in.Source == "":
+		add("source", "required", "is required: server or sdk")
+	case *in.Source != SourceServer && *in.Source != SourceSDK:
+		add("source", "enum", "must be one of server, sdk")
+	default:
+		ev.Source = *in.Source
+	}
+	for _, f := range []struct {
+		name  string
+		value string
+		max   int
+		dst   *string
+	}{
+		{"trace_id", in.TraceID, maxShortField, &ev.TraceID},
+		{"span_id", in.SpanID, maxShortField, &ev.SpanID},
+		{"control_name", in.ControlName, maxShortField, &ev.ControlName},
+		{"step_type", in.StepType, maxShortField, &ev.StepType},
+		{"step_name", in.StepName, maxShortField, &ev.StepName},
+		{"evaluator_name", in.EvaluatorName, maxShortField, &ev.EvaluatorName},
+		{"selector_path", in.SelectorPath, maxSelectorPath, &ev.SelectorPath},
+	} {
+		if len(f.value) > f.max {
+			add(f.name, "max_length", fmt.Sprintf("must be at most %d bytes long", f.max))
+			continue
+		}
+		*f.dst = f.value
+	}
+	ev.ErrorMessage = truncateUTF8(in.ErrorMessage, maxErrorMessage)
+	ev.Matched = in.Matched
+	ev.Metadata = in.Metadata
+	return ps
+}
+
+// decodeProblem names the field of a JSON decoding error inside one event.
+func decodeProblem(err error, at string) guard.Problem {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		if ute.Field == "" {
+			return guard.Problem{Field: at, Code: "type", Message: "must be an event object"}
+		}
+		return guard.Problem{Field: at + "." + ute.Field, Code: "type", Message: "has the wrong type"}
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+		name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+		return guard.Problem{Field: at + "." + name, Code: "unknown_field", Message: "is not a known event field"}
+	}
+	return guard.Problem{Field: at, Code: "invalid", Message: "is not a valid event object"}
+}
+
+// parseAction accepts the decisions of the control language, observe normalised to log.
+func parseAction(s string) (guard.Decision, bool) {
+	switch d := guard.Decision(s); d {
+	case guard.DecisionAllow, guard.DecisionDeny, guard.DecisionSteer, guard.DecisionWarn, guard.DecisionLog:
+		return d, true
+	case guard.DecisionObserve:
+		return guard.DecisionLog, true
+	}
+	return "", false
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,190 @@
+package observability
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func closeRecorder(t *testing.T, r *Recorder) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+func TestRecorderWritesFullBatchesWithoutWaitingForTheInterval(t *testing.T) {
+	st := &memStore{}
+	r := NewRecorder(st, RecorderConfig{BatchSize: 10, FlushInterval: time.Hour})
+	defer closeRecorder(t, r)
+
+	if enq, dropped := r.Enqueue(mkEvents(0, 25)); enq != 25 || dropped != 0 {
+		t.Fatalf("Enqueue = %d, %d; want 25, 0", enq, dropped)
+	}
+	waitFor(t, "two full batches", func() bool { return st.count() == 20 })
+	if got := r.Stats().Pending; got != 5 {
+		t.Fatalf("pending = %d, want 5 (the partial batch waits for the interval)", got)
+	}
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.batchSizes(); !slices.Equal(got, []int{10, 10, 5}) {
+		t.Fatalf("batches = %v, want [10 10 5]", got)
+	}
+	s := r.Stats()
+	if s.Written != 25 || s.Pending != 0 || s.Received != 25 {
+		t.Fatalf("stats = %+v", s)
+	}
+}
+
+func TestRecorderFlushesOnTheInterval(t *testing.T) {
+	st := &memStore{}
+	r := NewRecorder(st, RecorderConfig{BatchSize: 100, FlushInterval: 10 * time.Millisecond})
+	defer closeRecorder(t, r)
+	r.Enqueue(mkEvents(0, 3))
+	waitFor(t, "the interval flush", func() bool { return st.count() == 3 })
+}
+
+func TestRecorderKeepsOrder(t *testing.T) {
+	st := &memStore{}
+	r := NewRecorder(st, RecorderConfig{BatchSize: 7, FlushInterval: time.Hour})
+	in := mkEvents(0, 50)
+	for i := 0; i < len(in); i += 6 {
+		r.Enqueue(in[i:min(i+6, len(in))])
+	}
+	closeRecorder(t, r)
+	if st.count() != 50 {
+		t.Fatalf("stored %d, want 50", st.count())
+	}
+	for i, e := range st.events {
+		if e.ControlExecutionID != in[i].ControlExecutionID {
+			t.Fatalf("event %d out of order", i)
+		}
+	}
+}
+
+func TestRecorderDropsWhenFullAndLosesNothingItAccepted(t *testing.T) {
+	st := &memStore{block: make(chan struct{})}
+	m := mustMetrics(t)
+	r := NewRecorder(st, RecorderConfig{BufferSize: 100, BatchSize: 10, FlushInterval: time.Hour, Metrics: m})
+
+	accepted, dropped := 0, 0
+	for i := 0; i < 30; i++ { // 300 events into a buffer of 100 while the database is stuck
+		e, d := r.Enqueue(mkEvents(i*10, 10))
+		accepted += e
+		dropped += d
+	}
+	if accepted != 100 || dropped != 200 {
+		t.Fatalf("accepted %d dropped %d; want 100 and 200 (the batch being written counts against the buffer)", accepted, dropped)
+	}
+	close(st.block)
+	closeRecorder(t, r)
+	if st.count() != accepted {
+		t.Fatalf("stored %d, want every accepted event (%d)", st.count(), accepted)
+	}
+	fams := scrape(t, m)
+	if v := counterValue(t, fams, "guard_events_dropped_total", map[string]string{"reason": DropBufferFull}); v != 200 {
+		t.Fatalf("events_dropped_total{buffer_full} = %v, want 200", v)
+	}
+	if v := counterValue(t, fams, "guard_events_received_total", nil); v != 300 {
+		t.Fatalf("events_received_total = %v, want 300", v)
+	}
+	if v := counterValue(t, fams, "guard_events_written_total", nil); v != 100 {
+		t.Fatalf("events_written_total = %v, want 100", v)
+	}
+}
+
+func TestRecorderRetriesFailedWrites(t *testing.T) {
+	st := &memStore{fail: func(call int) error {
+		if call <= 2 {
+			return errWrite
+		}
+		return nil
+	}}
+	r := NewRecorder(st, RecorderConfig{BatchSize: 10, FlushInterval: time.Hour, RetryAttempts: 3, RetryBackoff: time.Millisecond})
+	defer closeRecorder(t, r)
+	r.Enqueue(mkEvents(0, 5))
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatalf("Flush after two failures and a success: %v", err)
+	}
+	if st.count() != 5 || r.Stats().Lost != 0 {
+		t.Fatalf("stored %d lost %d; want 5, 0", st.count(), r.Stats().Lost)
+	}
+}
+
+func TestRecorderCountsLostBatches(t *testing.T) {
+	st := &memStore{fail: func(int) error { return errWrite }}
+	m := mustMetrics(t)
+	r := NewRecorder(st, RecorderConfig{BatchSize: 10, FlushInterval: time.Hour, RetryAttempts: 2,
+		RetryBackoff: time.Millisecond, Metrics: m})
+	r.Enqueue(mkEvents(0, 15))
+	err := r.Flush(context.Background())
+	if err == nil || !errors.Is(err, errWrite) || !strings.Contains(err.Error(), "events lost") {
+		t.Fatalf("Flush error = %v, want the lost batches named", err)
+	}
+	if s := r.Stats(); s.Lost != 15 || s.Pending != 0 {
+		t.Fatalf("stats = %+v; want 15 lost, nothing pending", s)
+	}
+	if v := counterValue(t, scrape(t, m), "guard_events_dropped_total", map[string]string{"reason": DropWriteError}); v != 15 {
+		t.Fatalf("events_dropped_total{write_error} = %v, want 15", v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.Close(ctx); err == nil || !strings.Contains(err.Error(), "15 events") {
+		t.Fatalf("Close error = %v, want the loss reported", err)
+	}
+}
+
+func TestRecorderCloseDrainsAndRefusesLaterEvents(t *testing.T) {
+	st := &memStore{}
+	m := mustMetrics(t)
+	r := NewRecorder(st, RecorderConfig{BatchSize: 10, FlushInterval: time.Hour, Metrics: m})
+	r.Enqueue(mkEvents(0, 23))
+	closeRecorder(t, r)
+	if st.count() != 23 {
+		t.Fatalf("stored %d after Close, want 23", st.count())
+	}
+	if enq, dropped := r.Enqueue(mkEvents(0, 4)); enq != 0 || dropped != 4 {
+		t.Fatalf("Enqueue after Close = %d, %d; want 0, 4", enq, dropped)
+	}
+	if v := counterValue(t, scrape(t, m), "guard_events_dropped_total", map[string]string{"reason": DropClosed}); v != 4 {
+		t.Fatalf("events_dropped_total{closed} = %v, want 4", v)
+	}
+	closeRecorder(t, r) // twice is fine
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatalf("Flush after Close: %v", err)
+	}
+}
+
+func TestRecorderCloseGivesUpWhenTheContextEnds(t *testing.T) {
+	st := &memStore{block: make(chan struct{})}
+	r := NewRecorder(st, RecorderConfig{BatchSize: 10, FlushInterval: time.Hour})
+	r.Enqueue(mkEvents(0, 30))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := r.Close(ctx)
+	if err == nil || !strings.Contains(err.Error(), "30 events") {
+		t.Fatalf("Close = %v, want 30 events reported lost", err)
+	}
+}
+
+func TestRecorderFlushHonoursItsContext(t *testing.T) {
+	st := &memStore{block: make(chan struct{})}
+	r := NewRecorder(st, RecorderConfig{BatchSize: 10, FlushInterval: time.Hour})
+	r.Enqueue(mkEvents(0, 3))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := r.Flush(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Flush = %v, want the deadline", err)
+	}
+	close(st.block)
+	closeRecorder(t, r)
+	if st.count() != 3 {
+		t.Fatalf("stored %d, want 3", st.count())
+	}
+}

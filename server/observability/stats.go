@@ -1,0 +1,198 @@
+package observability
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/server/problem"
+)
+
+// DefaultTimeRange is the time_range of a stats request that names none.
+const DefaultTimeRange = "1h"
+
+// TimeRange is one accepted time_range with the width of its time series buckets (at most 60 of them).
+type TimeRange struct {
+	Name   string
+	Span   time.Duration
+	Bucket time.Duration
+}
+
+// TimeRanges are the time_range values of the contract, shortest first.
+var TimeRanges = []TimeRange{
+	{"1m", time.Minute, time.Second},             // 60 buckets
+	{"5m", 5 * time.Minute, 5 * time.Second},     // 60
+	{"15m", 15 * time.Minute, 15 * time.Second},  // 60
+	{"1h", time.Hour, time.Minute},               // 60
+	{"6h", 6 * time.Hour, 10 * time.Minute},      // 36
+	{"24h", 24 * time.Hour, 30 * time.Minute},    // 48
+	{"7d", 7 * 24 * time.Hour, 3 * time.Hour},    // 56
+	{"30d", 30 * 24 * time.Hour, 12 * time.Hour}, // 60
+}
+
+// LookupTimeRange finds a time_range by name.
+func LookupTimeRange(name string) (TimeRange, bool) {
+	for _, tr := range TimeRanges {
+		if tr.Name == name {
+			return tr, true
+		}
+	}
+	return TimeRange{}, false
+}
+
+// Window returns the interval [since, until) the range covers at now: it ends with the bucket holding now
+// (buckets are aligned on multiples of their width since the Unix epoch), so the totals and the time series
+// cover the same events.
+func (tr TimeRange) Window(now time.Time) (since, until time.Time) {
+	until = now.UTC().Truncate(tr.Bucket).Add(tr.Bucket)
+	return until.Add(-tr.Span), until
+}
+
+// StatsResponse is the answer of GET /observability/stats.
+type StatsResponse struct {
+	AgentName string               `json:"agent_name"`
+	TimeRange string               `json:"time_range"`
+	Totals    guard.StatsTotals    `json:"totals"`
+	Controls  []guard.ControlStats `json:"controls"`
+}
+
+// ControlStatsResponse is the answer of GET /observability/stats/controls/{control_id}.
+type ControlStatsResponse struct {
+	AgentName   string             `json:"agent_name"`
+	TimeRange   string             `json:"time_range"`
+	ControlID   int64              `json:"control_id"`
+	ControlName string             `json:"control_name"`
+	Stats       guard.ControlStats `json:"stats"`
+}
+
+// statsParams are the validated query parameters of both stats endpoints.
+type statsParams struct {
+	agent      string
+	tr         TimeRange
+	timeseries bool
+}
+
+func parseStatsParams(r *http.Request, withTimeseries bool) (statsParams, []guard.Problem) {
+	var p statsParams
+	var ps []guard.Problem
+	qv := r.URL.Query()
+	if raw := qv.Get("agent_name"); raw == "" {
+		ps = append(ps, guard.Problem{Field: "agent_name", Code: "required", Message: "is required"})
+	} else if name, err := guard.NormalizeAgentName(raw); err != nil {
+		ps = append(ps, guard.Problem{Field: "agent_name", Code: "invalid", Message: err.Error()})
+	} else {
+		p.agent = name
+	}
+	name := qv.Get("time_range")
+	if name == "" {
+		name = DefaultTimeRange
+	}
+	tr, ok := LookupTimeRange(name)
+	if !ok {
+		ps = append(ps, guard.Problem{Field: "time_range", Code: "enum", Message: "must be one of 1m, 5m, 15m, 1h, 6h, 24h, 7d, 30d"})
+	}
+	p.tr = tr
+	if withTimeseries {
+		if raw := qv.Get("include_timeseries"); raw != "" {
+			b, err := strconv.ParseBool(raw)
+			if err != nil {
+				ps = append(ps, guard.Problem{Field: "include_timeseries", Code: "type", Message: "must be true or false"})
+			}
+			p.timeseries = b
+		}
+	}
+	return p, ps
+}
+
+// Stats answers the statistics of one agent over a time range, computed by the database, with an
+// optional time series (every bucket present, empty ones at zero).
+func (a *API) Stats(w http.ResponseWriter, r *http.Request) {
+	if !a.available(w, r, false) {
+		return
+	}
+	p, ps := parseStatsParams(r, true)
+	if len(ps) > 0 {
+		problem.Write(w, r, a.logger(), problem.Validation("the statistics request is not valid", ps...))
+		return
+	}
+	since, until := p.tr.Window(a.now())
+	q := guard.StatsQuery{AgentName: p.agent, Since: since, Until: until}
+	if p.timeseries {
+		q.Bucket = p.tr.Bucket
+	}
+	st, err := a.Store.Stats(r.Context(), q)
+	if err != nil {
+		problem.Write(w, r, a.logger(), err)
+		return
+	}
+	totals := st.Totals
+	if p.timeseries {
+		totals.Timeseries = fillSeries(st.Totals.Timeseries, since, until, p.tr.Bucket)
+	} else {
+		totals.Timeseries = nil
+	}
+	controls := st.Controls
+	if controls == nil {
+		controls = []guard.ControlStats{}
+	}
+	problem.WriteJSON(w, http.StatusOK, StatsResponse{AgentName: p.agent, TimeRange: p.tr.Name, Totals: totals, Controls: controls})
+}
+
+// ControlStats answers the statistics of one control for one agent over a time range. A control with no
+// events in the range gets zero counts (events are records: the control may be deleted or unknown).
+func (a *API) ControlStats(w http.ResponseWriter, r *http.Request) {
+	if !a.available(w, r, false) {
+		return
+	}
+	p, ps := parseStatsParams(r, false)
+	id, err := strconv.ParseInt(r.PathValue("control_id"), 10, 64)
+	if err != nil || id < 0 {
+		ps = append(ps, guard.Problem{Field: "control_id", Code: "type", Message: "must be a non-negative integer"})
+	}
+	if len(ps) > 0 {
+		problem.Write(w, r, a.logger(), problem.Validation("the statistics request is not valid", ps...))
+		return
+	}
+	since, until := p.tr.Window(a.now())
+	st, err := a.Store.Stats(r.Context(), guard.StatsQuery{AgentName: p.agent, ControlID: &id, Since: since, Until: until})
+	if err != nil {
+		problem.Write(w, r, a.logger(), err)
+		return
+	}
+	cs := guard.ControlStats{ControlID: id}
+	for _, c := range st.Controls {
+		if c.ControlID == id {
+			cs = c
+			break
+		}
+	}
+	problem.WriteJSON(w, http.StatusOK, ControlStatsResponse{AgentName: p.agent, TimeRange: p.tr.Name,
+		ControlID: id, ControlName: cs.ControlName, Stats: cs})
+}
+
+// fillSeries returns one point per bucket of [since, until), taking the store's points where there are
+// some (matched by the bucket their timestamp falls in) and zeros elsewhere.
+func fillSeries(points []guard.StatsTimePoint, since, until time.Time, bucket time.Duration) []guard.StatsTimePoint {
+	n := int(until.Sub(since) / bucket)
+	out := make([]guard.StatsTimePoint, n)
+	for i := range out {
+		out[i].Timestamp = since.Add(time.Duration(i) * bucket)
+	}
+	for _, p := range points {
+		ts := p.Timestamp.UTC()
+		if ts.Before(since) || !ts.Before(until) {
+			continue
+		}
+		i := int(ts.Sub(since) / bucket)
+		out[i].ExecutionCount += p.ExecutionCount
+		out[i].MatchCount += p.MatchCount
+		out[i].ErrorCount += p.ErrorCount
+		out[i].ActionCounts.Allow += p.ActionCounts.Allow
+		out[i].ActionCounts.Deny += p.ActionCounts.Deny
+		out[i].ActionCounts.Steer += p.ActionCounts.Steer
+		out[i].ActionCounts.Warn += p.ActionCounts.Warn
+		out[i].ActionCounts.Log += p.ActionCounts.Log
+	}
+	return out
+}
