@@ -48,6 +48,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.dialect == SQLite && s.path != "" {
+		unlock, err := lockFile(ctx, s.path+"-migrate.lock")
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("store: migrate: %w", mapErr(err))
 	}

@@ -32,6 +32,8 @@ type Store struct {
 	w *sqlx.DB
 	// r runs reads: on SQLite a separate pool of query-only connections that WAL lets read while w writes.
 	r *sqlx.DB
+	// path is the SQLite database file, for the lock that serialises migrations across processes.
+	path string
 }
 
 var _ guard.Store = (*Store)(nil)
@@ -149,27 +151,36 @@ func connectPostgres(rawURL string, cfg config) (*Store, error) {
 }
 
 // sqliteDSNs turns a SQLite URL or path into the DSNs of the writer and of the readers.
-func sqliteDSNs(rawURL string, cfg config) (writer, reader string, err error) {
+func sqliteDSNs(rawURL string, cfg config) (writer, reader, path string, err error) {
 	target := rawURL
 	if strings.HasPrefix(strings.ToLower(target), "sqlite://") {
 		target = target[len("sqlite://"):] // sqlite:///abs -> /abs, sqlite://rel -> rel
 	}
 	if target == "" || strings.Contains(target, ":memory:") || strings.Contains(target, "mode=memory") {
-		return "", "", errors.New("store: SQLite needs a database file (an in-memory database cannot be shared by the writer and the readers)")
+		return "", "", "", errors.New("store: SQLite needs a database file (an in-memory database cannot be shared by the writer and the readers)")
 	}
 	switch strings.ToUpper(cfg.synchronous) {
 	case "FULL", "NORMAL":
 	default:
-		return "", "", fmt.Errorf("store: SQLite synchronous must be FULL or NORMAL, not %q", cfg.synchronous)
+		return "", "", "", fmt.Errorf("store: SQLite synchronous must be FULL or NORMAL, not %q", cfg.synchronous)
 	}
 	sep := "?"
 	if strings.HasPrefix(target, "file:") {
-		if strings.Contains(target, "?") {
+		path = strings.TrimPrefix(target, "file:")
+		if i := strings.IndexAny(path, "?#"); i >= 0 {
+			path = path[:i]
 			sep = "&"
 		}
+		if strings.HasPrefix(path, "//") {
+			path = path[2:] // file:///abs -> /abs (an empty authority)
+		}
+		if p, err := url.PathUnescape(path); err == nil {
+			path = p
+		}
 	} else {
+		path = target
 		if strings.ContainsAny(target, "?#") {
-			return "", "", errors.New("store: a SQLite path may not contain '?' or '#'; use a file: URI")
+			return "", "", "", errors.New("store: a SQLite path may not contain '?' or '#'; use a file: URI")
 		}
 		target = (&url.URL{Path: target}).EscapedPath()
 		if strings.HasPrefix(target, "/") {
@@ -182,11 +193,11 @@ func sqliteDSNs(rawURL string, cfg config) (writer, reader string, err error) {
 		cfg.busyTimeout.Milliseconds(), strings.ToUpper(cfg.synchronous))
 	writer = target + sep + common + "&_txlock=immediate"
 	reader = target + sep + common + "&_query_only=1"
-	return writer, reader, nil
+	return writer, reader, path, nil
 }
 
 func connectSQLite(rawURL string, cfg config) (*Store, error) {
-	wdsn, rdsn, err := sqliteDSNs(rawURL, cfg)
+	wdsn, rdsn, path, err := sqliteDSNs(rawURL, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -205,5 +216,5 @@ func connectSQLite(rawURL string, cfg config) (*Store, error) {
 	r.SetMaxOpenConns(cfg.readConns)
 	r.SetMaxIdleConns(cfg.readConns)
 	r.SetConnMaxLifetime(0)
-	return &Store{dialect: SQLite, w: w, r: r}, nil
+	return &Store{dialect: SQLite, w: w, r: r, path: path}, nil
 }

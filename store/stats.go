@@ -101,7 +101,7 @@ func (s *Store) timeseries(ctx context.Context, q guard.StatsQuery, cond string,
 		statsRow
 	}
 	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT ts / ? AS bucket, `+statsCols+`
-		FROM events WHERE `+cond+` GROUP BY ts / ? ORDER BY bucket`), append(append([]any{width}, args...), width)...)
+		FROM events WHERE `+cond+` GROUP BY bucket ORDER BY bucket`), append([]any{width}, args...)...)
 	if err != nil {
 		return nil, mapErr(err)
 	}
