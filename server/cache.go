@@ -138,14 +138,17 @@ func (c *engineCache) poll(ctx context.Context, interval time.Duration, done cha
 	defer close(done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	last, err := c.reader.PolicyEpoch(ctx)
-	known := err == nil
-	failing := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	// The first successful read always invalidates: entries loaded before it (the poller goroutine may
+	// start late) cannot be assumed to be newer than the epoch it reads.
+	var last int64
+	known, failing := false, false
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
 		epoch, err := c.reader.PolicyEpoch(ctx)
 		if err != nil {
