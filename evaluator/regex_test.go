@@ -40,6 +40,7 @@ func TestRegexEvaluate(t *testing.T) {
 		{"null never matches", `{"pattern":".*"}`, &Data{}, false, EngineRE2},
 		{"nil data never matches", `{"pattern":".*"}`, nil, false, EngineRE2},
 		{"empty string", `{"pattern":"^$"}`, text(""), true, EngineRE2},
+		{"number text", `{"pattern":"^42$"}`, &Data{Value: 42.0, Text: "42"}, true, EngineRE2},
 		{"json text", `{"pattern":"\"a\":1"}`, &Data{Value: map[string]any{"a": 1.0}, Text: `{"a":1}`}, true, EngineRE2},
 		{"lookahead", `{"pattern":"foo(?=bar)"}`, text("xfoobar"), true, EngineRegexp2},
 		{"lookahead no", `{"pattern":"foo(?=bar)"}`, text("foobaz"), false, EngineRegexp2},
