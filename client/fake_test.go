@@ -30,7 +30,7 @@ type fakeAPI struct {
 	evalDown atomic.Bool // only /evaluation connections are dropped
 }
 
-func newFakeAPI(t *testing.T, controls ...guard.AgentControl) (*fakeAPI, *httptest.Server) {
+func newFakeAPI(t testing.TB, controls ...guard.AgentControl) (*fakeAPI, *httptest.Server) {
 	t.Helper()
 	f := &fakeAPI{controls: controls, rev: 1}
 	mux := http.NewServeMux()

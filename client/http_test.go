@@ -41,7 +41,7 @@ func recordingServer(t *testing.T, status int, body string) (*httptest.Server, <
 	return srv, ch
 }
 
-func newTestClient(t *testing.T, url string) *HTTPClient {
+func newTestClient(t testing.TB, url string) *HTTPClient {
 	t.Helper()
 	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	t.Cleanup(hc.CloseIdleConnections)

@@ -16,7 +16,7 @@ import (
 // liveServer is the real REST server over a temporary SQLite store, on a loopback address that can be
 // stopped and started again (same port) to test what the agent does while the server is away.
 type liveServer struct {
-	t    *testing.T
+	t    testing.TB
 	addr string
 	h    *server.Server
 	mu   sync.Mutex
@@ -24,7 +24,7 @@ type liveServer struct {
 	done chan struct{}
 }
 
-func startLiveServer(t *testing.T) *liveServer {
+func startLiveServer(t testing.TB) *liveServer {
 	t.Helper()
 	h, err := server.New(storetest.SQLite(t))
 	if err != nil {
@@ -74,12 +74,12 @@ func (ls *liveServer) stop() {
 }
 
 // admin is an HTTPClient for the live server that closes its connections when the test ends.
-func (ls *liveServer) admin(t *testing.T) *HTTPClient {
+func (ls *liveServer) admin(t testing.TB) *HTTPClient {
 	t.Helper()
 	return newTestClient(t, ls.url())
 }
 
-func mustCreate(t *testing.T, c *HTTPClient, agent string, ac guard.AgentControl) int64 {
+func mustCreate(t testing.TB, c *HTTPClient, agent string, ac guard.AgentControl) int64 {
 	t.Helper()
 	ctx := context.Background()
 	id, err := c.CreateControl(ctx, ac.Name, &ac.Control)

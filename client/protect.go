@@ -99,13 +99,20 @@ func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, 
 	p := a.pol.Load()
 	var steer error
 	if p.sdk.Applies(step, stage) {
-		res, err := p.sdk.Evaluate(ctx, step, stage)
-		if err != nil {
-			return err
+		var err error
+		if a.quiet() {
+			// Nothing to record or log: the decision-only path builds no per-control results.
+			err = p.sdk.Check(ctx, step, stage)
+		} else {
+			res, eerr := p.sdk.Evaluate(ctx, step, stage)
+			if eerr != nil {
+				return eerr
+			}
+			a.observe(ctx, step, stage, cfg, res, true)
+			err = res.Err()
 		}
-		a.observe(ctx, step, stage, cfg, res, true)
-		if err := res.Err(); err != nil {
-			if isDeny(err) {
+		if err != nil {
+			if isDeny(err) || !steerErr(err) {
 				return err
 			}
 			steer = err
@@ -154,6 +161,9 @@ func (a *Agent) evaluateServer(ctx context.Context, p *policy, step *guard.Step,
 	a.observe(ctx, step, stage, cfg, res, true)
 	return res, nil
 }
+
+// quiet reports whether in-process evaluations need no per-control results: no events, no logs.
+func (a *Agent) quiet() bool { return a.events == nil && !a.s.log.enabled }
 
 func isDeny(err error) bool {
 	var v *guard.ControlViolationError

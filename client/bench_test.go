@@ -1,0 +1,98 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/guardrail-control/guard"
+)
+
+// benchControls are 10 controls that apply to every llm step at both stages and do not match the
+// benchmark input: the realistic cost of a clean call.
+func benchControls(ex guard.Execution) []guard.AgentControl {
+	patterns := []string{
+		`\b\d{3}-\d{2}-\d{4}\b`, `(?i)ignore (all )?previous instructions`, `(?i)\bpassword\s*[:=]`,
+		`\b4[0-9]{12}(?:[0-9]{3})?\b`, `(?i)drop\s+table`, `(?i)rm\s+-rf`, `AKIA[0-9A-Z]{16}`,
+		`(?i)\bjailbreak\b`, `-----BEGIN [A-Z ]*PRIVATE KEY-----`, `(?i)\bsudo\b`,
+	}
+	out := make([]guard.AgentControl, len(patterns))
+	for i, p := range patterns {
+		out[i] = ctl(int64(i+1), fmt.Sprintf("c%d", i), ex, guard.DecisionDeny, "input", p)
+	}
+	return out
+}
+
+var benchInput = strings.Repeat("Please summarise the quarterly report for the board. ", 4)
+
+func benchProtect(b *testing.B, p func(context.Context, string) (string, error)) {
+	b.Helper()
+	ctx := context.Background()
+	b.ReportAllocs()
+	start := cpuTime()
+	n := 0
+	for b.Loop() {
+		if _, err := p(ctx, benchInput); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	// The machine running the benchmarks is shared: CPU time of the whole process per call (every
+	// goroutine, GC included; for "server" the in-process server too) is steadier than wall time.
+	b.ReportMetric(float64(cpuTime()-start)/float64(n), "cpu-ns/op")
+}
+
+// cpuTime returns the user + system CPU time of the process.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkProtect measures the overhead of Protect on a function that returns its input: bare (no
+// Protect), inprocess (10 sdk controls at both stages; no events and no logs, so the engine's
+// decision-only Check runs), inprocess+events (the same with observability on: full results, events
+// queued and posted to a fake server), server (10 server controls evaluated by a live server on
+// loopback through POST /evaluation).
+func BenchmarkProtect(b *testing.B) {
+	b.Run("bare", func(b *testing.B) { benchProtect(b, echo) })
+	b.Run("inprocess", func(b *testing.B) {
+		_, srv := newFakeAPI(b, benchControls(guard.ExecutionSDK)...)
+		a := benchAgent(b, testConfig(srv.URL))
+		benchProtect(b, Protect(a, echo, StepName("chat")))
+	})
+	b.Run("inprocess+events", func(b *testing.B) {
+		_, srv := newFakeAPI(b, benchControls(guard.ExecutionSDK)...)
+		cfg := testConfig(srv.URL)
+		cfg.Observability = Bool(true)
+		a := benchAgent(b, cfg)
+		benchProtect(b, Protect(a, echo, StepName("chat")))
+	})
+	b.Run("server", func(b *testing.B) {
+		ls := startLiveServer(b)
+		admin := ls.admin(b)
+		a := benchAgent(b, testConfig(ls.url()))
+		for _, c := range benchControls(guard.ExecutionServer) {
+			mustCreate(b, admin, a.Name(), c)
+		}
+		if err := a.Refresh(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		benchProtect(b, Protect(a, echo, StepName("chat")))
+	})
+}
+
+func benchAgent(b *testing.B, cfg Config) *Agent {
+	b.Helper()
+	a, err := Init(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = a.Close() })
+	return a
+}
