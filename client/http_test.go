@@ -198,7 +198,10 @@ func TestMethodsHitTheContract(t *testing.T) {
 			return err
 		}, "GET", "/api/v1/controls", "cursor=abc&enabled=true&limit=5&name=x&stage=pre&step_type=tool&tag=t", "", ""},
 		{"get", func(c *HTTPClient) error { _, err := c.GetControl(ctx, 7); return err }, "GET", "/api/v1/controls/7", "", "", ""},
-		{"patch", func(c *HTTPClient) error { _, err := c.PatchControl(ctx, 7, guard.ControlPatch{Enabled: &tru}); return err },
+		{"patch", func(c *HTTPClient) error {
+			_, err := c.PatchControl(ctx, 7, guard.ControlPatch{Enabled: &tru})
+			return err
+		},
 			"PATCH", "/api/v1/controls/7", "", `{"enabled":true}`, ""},
 		{"delete force", func(c *HTTPClient) error { _, err := c.DeleteControl(ctx, 7, true); return err },
 			"DELETE", "/api/v1/controls/7", "force=true", "", ""},
