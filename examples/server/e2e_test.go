@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/guardrail-control/guard/store/storetest"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// buildServer builds this command once per test binary run.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the server binary")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "guard-server-e2e")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "server")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// proc is a running server process.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	base   string
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+// startServer starts the binary with env (plus HOST=127.0.0.1, PORT=0) and waits for /health.
+func startServer(t *testing.T, env map[string]string, args ...string) *proc {
+	t.Helper()
+	bin := buildServer(t)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT=0", "GUARD_API_KEY_ENABLED=", "DATABASE_URL=", "DB_URL=")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{t: t, cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+				addr <- a
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	select {
+	case p.base = <-addr:
+	case err := <-p.done:
+		t.Fatalf("server exited before listening: %v\n%s", err, p.stderr)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("server did not print its address\n%s", p.stderr)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r, err := http.Get(p.base + "/health")
+		if err == nil {
+			r.Body.Close()
+			if r.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no healthy /health: %v\n%s", err, p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return p
+}
+
+// stop sends SIGTERM and checks the process exits 0.
+func (p *proc) stop() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		p.t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			p.t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		p.t.Fatalf("no exit after SIGTERM\n%s", p.stderr)
+	}
+}
+
+// call sends a JSON request and checks the status; it returns the decoded body.
+func (p *proc) call(want int, method, path string, body any) map[string]any {
+	p.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, p.base+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	if r.StatusCode != want {
+		p.t.Fatalf("%s %s: %d, want %d: %s", method, path, r.StatusCode, want, b)
+	}
+	if r.Header.Get("X-Guard-Server-Version") == "" {
+		p.t.Fatalf("%s %s: no X-Guard-Server-Version", method, path)
+	}
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+func (p *proc) decide(agent, stage, input string) string {
+	p.t.Helper()
+	m := p.call(200, "POST", "/api/v1/evaluation", map[string]any{
+		"agent_name": agent, "stage": stage, "step": map[string]any{"type": "llm", "name": "chat", "input": input}})
+	return m["decision"].(string)
+}
+
+func regex(pattern, decision string) map[string]any {
+	d := map[string]any{
+		"condition": map[string]any{"selector": map[string]any{"path": "input"},
+			"evaluator": map[string]any{"name": "regex", "config": map[string]any{"pattern": pattern}}},
+		"action": map[string]any{"decision": decision},
+	}
+	if decision == "steer" {
+		d["action"].(map[string]any)["steering_context"] = map[string]any{"message": "ask for consent first"}
+	}
+	return d
+}
+
+// typicalFlow is the flow of issue 4 point 8.
+func typicalFlow(t *testing.T, p *proc) {
+	id := int64(p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "block-ssn"})["control_id"].(float64))
+	c := fmt.Sprintf("/api/v1/controls/%d", id)
+	p.call(200, "PUT", c+"/data", map[string]any{"data": regex(`\b\d{3}-\d{2}-\d{4}\b`, "deny")})
+	steer := int64(p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "steer-email", "data": regex(`send email`, "steer")})["control_id"].(float64))
+	warn := int64(p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "warn-refund", "data": regex(`refund`, "warn")})["control_id"].(float64))
+	p.call(200, "POST", "/api/v1/agents/initAgent", map[string]any{
+		"agent": map[string]any{"agent_name": "support-bot"},
+		"steps": []any{map[string]any{"type": "llm", "name": "chat"}, map[string]any{"type": "tool", "name": "search", "input_schema": map[string]any{"type": "object"}}},
+	})
+	for _, x := range []int64{id, steer, warn} {
+		p.call(200, "POST", fmt.Sprintf("/api/v1/agents/support-bot/controls/%d", x), nil)
+	}
+	for input, want := range map[string]string{"my ssn is 123-45-6789": "deny", "please send email": "steer", "hello": "allow", "refund me": "allow"} {
+		if got := p.decide("support-bot", "pre", input); got != want {
+			t.Fatalf("%q: %s, want %s", input, got, want)
+		}
+	}
+	m := p.call(200, "POST", "/api/v1/evaluation", map[string]any{"agent_name": "support-bot", "stage": "pre",
+		"step": map[string]any{"type": "llm", "name": "chat", "input": "refund me"}})
+	if len(m["matches"].([]any)) != 1 || m["matches"].([]any)[0].(map[string]any)["action"] != "warn" {
+		t.Fatalf("warn match: %v", m)
+	}
+	// Edit data: the new behaviour applies at once.
+	p.call(200, "PUT", c+"/data", map[string]any{"data": regex(`hello`, "deny")})
+	if got := p.decide("support-bot", "pre", "hello"); got != "deny" {
+		t.Fatalf("after edit: %s", got)
+	}
+	if got := p.decide("support-bot", "pre", "my ssn is 123-45-6789"); got != "allow" {
+		t.Fatalf("after edit, old pattern: %s", got)
+	}
+	// Unlink, then delete: 409 while linked elsewhere... relink, 409, then force.
+	p.call(200, "DELETE", fmt.Sprintf("/api/v1/agents/support-bot/controls/%d", id), nil)
+	if got := p.decide("support-bot", "pre", "hello"); got != "allow" {
+		t.Fatalf("after unlink: %s", got)
+	}
+	m = p.call(409, "DELETE", fmt.Sprintf("/api/v1/controls/%d", steer), nil)
+	if m["error_code"] != "CONTROL_IN_USE" {
+		t.Fatalf("409: %v", m)
+	}
+	p.call(200, "DELETE", fmt.Sprintf("/api/v1/controls/%d?force=true", steer), nil)
+	if got := p.decide("support-bot", "pre", "please send email"); got != "allow" {
+		t.Fatalf("after force delete: %s", got)
+	}
+	p.call(200, "DELETE", c, nil)
+	p.call(404, "GET", c, nil)
+}
+
+func TestEndToEndSQLite(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "guard.db")
+	p := startServer(t, map[string]string{"DB_URL": db}, "serve", "--migrate")
+	typicalFlow(t, p)
+	p.call(200, "GET", "/openapi.json", nil)
+	p.stop()
+
+	// The data survives a restart; the schema is current, so plain serve starts.
+	p = startServer(t, map[string]string{"DB_URL": "sqlite://" + db})
+	m := p.call(200, "GET", "/api/v1/controls", nil)
+	if len(m["controls"].([]any)) != 1 {
+		t.Fatalf("after restart: %v", m)
+	}
+	p.stop()
+}
+
+func TestEndToEndPostgres(t *testing.T) {
+	url := storetest.PostgresURL(t)
+	p := startServer(t, map[string]string{"DATABASE_URL": url}, "serve", "--migrate")
+	typicalFlow(t, p)
+	p.stop()
+}
+
+// TestReplicasPostgres: two server processes on one PostgreSQL database; a change made through A is
+// enforced by B within one second.
+func TestReplicasPostgres(t *testing.T) {
+	url := storetest.PostgresURL(t)
+	a := startServer(t, map[string]string{"DATABASE_URL": url}, "serve", "--migrate")
+	b := startServer(t, map[string]string{"DATABASE_URL": url})
+	a.call(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "bot"}})
+	id := int64(a.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "c", "data": regex("secret", "deny")})["control_id"].(float64))
+	a.call(200, "POST", fmt.Sprintf("/api/v1/agents/bot/controls/%d", id), nil)
+	if got := b.decide("bot", "pre", "a secret"); got != "deny" {
+		t.Fatalf("B: %s", got)
+	}
+	for _, step := range []struct {
+		change func()
+		want   string
+	}{
+		{func() { a.call(200, "PATCH", fmt.Sprintf("/api/v1/controls/%d", id), map[string]any{"enabled": false}) }, "allow"},
+		{func() { a.call(200, "PATCH", fmt.Sprintf("/api/v1/controls/%d", id), map[string]any{"enabled": true}) }, "deny"},
+		{func() {
+			a.call(200, "PUT", fmt.Sprintf("/api/v1/controls/%d/data", id), map[string]any{"data": regex("other", "deny")})
+		}, "allow"},
+	} {
+		step.change()
+		start := time.Now()
+		for b.decide("bot", "pre", "a secret") != step.want {
+			if time.Since(start) > time.Second {
+				t.Fatalf("B did not enforce the change within 1s (want %s)", step.want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Logf("B enforced the change after %v", time.Since(start))
+	}
+	a.stop()
+	b.stop()
+}
+
+func TestServeRefusesPendingMigrations(t *testing.T) {
+	bin := buildServer(t)
+	db := filepath.Join(t.TempDir(), "fresh.db")
+	out, err := runBin(bin, []string{"DB_URL=" + db, "PORT=0", "HOST=127.0.0.1"}, "serve")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() == 0 || !strings.Contains(out, "migrate") {
+		t.Fatalf("serve on a fresh database: %v\n%s", err, out)
+	}
+	if out, err := runBin(bin, []string{"DB_URL=" + db}, "migrate"); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, out)
+	}
+}
+
+func TestMalformedEnvironmentStops(t *testing.T) {
+	bin := buildServer(t)
+	for _, kv := range []string{"PORT=http", "DEBUG=perhaps", "GUARD_API_KEY_ENABLED=true"} {
+		out, err := runBin(bin, []string{kv, "DB_URL=" + filepath.Join(t.TempDir(), "x.db")}, "serve", "--migrate")
+		name := strings.SplitN(kv, "=", 2)[0]
+		if err == nil || !strings.Contains(out, name) {
+			t.Errorf("%s: %v\n%s", kv, err, out)
+		}
+	}
+}
+
+func runBin(bin string, env []string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(append(os.Environ(), "DATABASE_URL=", "GUARD_API_KEY_ENABLED=", "PORT=0", "HOST=127.0.0.1"), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
