@@ -93,7 +93,9 @@ CREATE TABLE events (
     source                TEXT    NOT NULL,
     metadata              TEXT
 );
-CREATE INDEX events_agent_ts ON events (agent_name, ts);
+-- Statistics read one agent's time range from this index alone (it covers every column they aggregate).
+CREATE INDEX events_agent_ts ON events (agent_name, ts, control_id, matched, action, error_message, confidence,
+    duration_ms, control_name);
 CREATE INDEX events_agent_control_ts ON events (agent_name, control_id, ts);
 CREATE INDEX events_ts ON events (ts);
 CREATE INDEX events_trace ON events (trace_id) WHERE trace_id <> '';
