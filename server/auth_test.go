@@ -1,11 +1,13 @@
 package server
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/guardrail-control/guard/server/observability"
 	"github.com/guardrail-control/guard/server/problem"
+	"github.com/guardrail-control/guard/store/storetest"
 )
 
 func TestAuthRefusesNoKeys(t *testing.T) {
@@ -22,7 +24,10 @@ func TestAuthTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := newTS(t, WithAuth(true, []string{"reg-1", "reg-2"}, []string{"adm-1"}), WithMetrics(m))
+	st := storetest.SQLite(t)
+	rec := observability.NewRecorder(st, observability.RecorderConfig{Metrics: m})
+	t.Cleanup(func() { _ = rec.Close(context.Background()) })
+	ts := newTSOn(t, st, WithAuth(true, []string{"reg-1", "reg-2"}, []string{"adm-1"}), WithMetrics(m), WithObservability(true, rec))
 	keys := []struct {
 		name, key string
 	}{{"none", ""}, {"bad", "nope"}, {"regular", "reg-2"}, {"admin", "adm-1"}}

@@ -33,9 +33,22 @@ func WithObservability(enabled bool, rec *observability.Recorder) Option {
 	}
 }
 
-// obsRoutes returns /metrics when metrics are configured.
+// obsRoutes returns the four /api/v1/observability endpoints (503 OBSERVABILITY_DISABLED when event
+// recording is off) and /metrics when metrics are configured.
 func (s *Server) obsRoutes() []route {
-	var rs []route
+	api := &observability.API{
+		Store:    s.store,
+		Recorder: s.cfg.obs.recorder,
+		Enabled:  s.cfg.obs.enabled,
+		Metrics:  s.cfg.obs.metrics,
+		Logger:   s.log,
+	}
+	rs := []route{
+		{method: "POST", path: apiPrefix + "/observability/events", level: levelRuntime, handler: http.HandlerFunc(api.PostEvents)},
+		{method: "POST", path: apiPrefix + "/observability/events/query", level: levelRuntime, handler: http.HandlerFunc(api.QueryEvents)},
+		{method: "GET", path: apiPrefix + "/observability/stats", level: levelRuntime, handler: http.HandlerFunc(api.Stats)},
+		{method: "GET", path: apiPrefix + "/observability/stats/controls/{control_id}", level: levelRuntime, handler: http.HandlerFunc(api.ControlStats)},
+	}
 	if s.cfg.obs.metrics != nil {
 		rs = append(rs, route{method: "GET", path: "/metrics", level: levelPublic, handler: s.cfg.obs.metrics.Handler()})
 	}
