@@ -114,7 +114,7 @@ func (s *sleepEval) Evaluate(ctx context.Context, _ *evaluator.Data) (evaluator.
 	}
 }
 
-func str(cfg map[string]any, k string) string { s, _ := cfg[k].(string); return s }
+func str(cfg map[string]any, k string) string   { s, _ := cfg[k].(string); return s }
 func boolean(cfg map[string]any, k string) bool { b, _ := cfg[k].(bool); return b }
 func num(cfg map[string]any, k string, def float64) float64 {
 	if f, ok := cfg[k].(float64); ok {

@@ -3,6 +3,7 @@ package guard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -358,3 +359,21 @@ func TestDataComputedOnce(t *testing.T) {
 type countingJSON struct{ n int }
 
 func (c *countingJSON) MarshalJSON() ([]byte, error) { c.n++; return []byte(`"abc"`), nil }
+
+// assertCheckAgrees checks that Check returns what Result.Err returns.
+func assertCheckAgrees(t *testing.T, eng *guard.Engine, step *guard.Step, stage guard.Stage, res *guard.Result) {
+	t.Helper()
+	got := eng.Check(context.Background(), step, stage)
+	want := res.Err()
+	if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+		var gv, wv *guard.ControlViolationError
+		if errors.As(got, &gv) && errors.As(want, &wv) && gv.ControlID == wv.ControlID && gv.Message == wv.Message {
+			return // equal but for map pointers
+		}
+		var gs, ws *guard.ControlSteerError
+		if errors.As(got, &gs) && errors.As(want, &ws) && gs.ControlID == ws.ControlID && gs.Message == ws.Message {
+			return
+		}
+		t.Errorf("Check = %v, Result.Err = %v", got, want)
+	}
+}
