@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -205,6 +206,12 @@ func corpusInvariants(t *testing.T, c *cases.Case, controls []guard.Control, res
 	}
 	if res.Decision == guard.DecisionDeny && !denyBlocked {
 		t.Error("decision deny without a deny control in matches or errors")
+	}
+	for _, cr := range res.Matches {
+		// The action's metadata is returned with a match.
+		if ctl, ok := byID[cr.ControlID]; ok && ctl.Data.Action.Metadata != nil && !reflect.DeepEqual(cr.Metadata, ctl.Data.Action.Metadata) {
+			t.Errorf("control %q: match metadata = %v, want the action's %v", cr.ControlName, cr.Metadata, ctl.Data.Action.Metadata)
+		}
 	}
 	for _, cr := range res.Errors {
 		if cr.Result.Error == "" {

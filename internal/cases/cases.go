@@ -167,6 +167,12 @@ func (c *Case) check() error {
 		if len(ctl.Data) == 0 {
 			return fmt.Errorf("control %d: data is required", i)
 		}
+		if err := checkKeys(ctl.Data); err != nil {
+			return fmt.Errorf("control %d: %w", i, err)
+		}
+	}
+	if err := checkKeys(c.Step); err != nil {
+		return fmt.Errorf("step: %w", err)
 	}
 	if c.Want.Invalid {
 		if len(c.Want.Problems) == 0 {
@@ -221,4 +227,32 @@ func (c *Case) ControlsJSON() ([]byte, error) {
 		out[i] = wire(ctl)
 	}
 	return json.Marshal(out)
+}
+
+// checkKeys rejects object keys "true" and "false" in raw JSON: they come from unquoted YAML 1.1 keys such
+// as n, y, on or off, which YAML reads as booleans, and are never what a case author meant.
+func checkKeys(raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	stack := []any{v}
+	for len(stack) > 0 {
+		v, stack = stack[len(stack)-1], stack[:len(stack)-1]
+		switch x := v.(type) {
+		case map[string]any:
+			for k, item := range x {
+				if k == "true" || k == "false" {
+					return fmt.Errorf("object key %q: quote YAML keys such as n, y, on, off", k)
+				}
+				stack = append(stack, item)
+			}
+		case []any:
+			stack = append(stack, x...)
+		}
+	}
+	return nil
 }

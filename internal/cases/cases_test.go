@@ -100,6 +100,7 @@ func TestLoadRejectsMalformedCorpus(t *testing.T) {
 		"duplicate id":       strings.Replace(goodFile, "- {id: 2, name: bad, data: {}}", "- {id: 2, name: bad, data: {}}\n      - {id: 2, name: bad2, data: {}}", 1),
 		"zero id":            strings.Replace(goodFile, "id: 2", "id: 0", 1),
 		"no cases":           "cases: []\n",
+		"boolean yaml key":   strings.Replace(goodFile, "input: \"my ssn is 123-45-6789\"", "input: {n: 1}", 1),
 		"not yaml":           "cases: [\n",
 		"duplicate yaml key": strings.Replace(goodFile, "stage: pre\n    want:\n      decision", "stage: pre\n    stage: post\n    want:\n      decision", 1),
 	}
