@@ -166,14 +166,15 @@ func sqliteDSNs(rawURL string, cfg config) (writer, reader, path string, err err
 	}
 	sep := "?"
 	if strings.HasPrefix(target, "file:") {
+		if strings.Contains(target, "#") {
+			return "", "", "", errors.New("store: a SQLite file: URI may not have a fragment")
+		}
 		path = strings.TrimPrefix(target, "file:")
-		if i := strings.IndexAny(path, "?#"); i >= 0 {
+		if i := strings.IndexByte(path, '?'); i >= 0 {
 			path = path[:i]
 			sep = "&"
 		}
-		if strings.HasPrefix(path, "//") {
-			path = path[2:] // file:///abs -> /abs (an empty authority)
-		}
+		path = strings.TrimPrefix(path, "//") // file:///abs -> /abs (an empty authority)
 		if p, err := url.PathUnescape(path); err == nil {
 			path = p
 		}
