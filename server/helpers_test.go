@@ -20,6 +20,8 @@ type tserver struct {
 	t   testing.TB
 	srv *Server
 	st  *store.Store
+	// onResponse, when set, sees every request and its response (the OpenAPI test validates them).
+	onResponse func(*http.Request, *resp)
 }
 
 func newTS(t testing.TB, opts ...Option) *tserver {
@@ -72,7 +74,11 @@ func (ts *tserver) do(method, path string, body any, hdr ...string) *resp {
 	}
 	rec := httptest.NewRecorder()
 	ts.srv.ServeHTTP(rec, req)
-	return &resp{Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	out := &resp{Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	if ts.onResponse != nil {
+		ts.onResponse(req, out)
+	}
+	return out
 }
 
 // ok sends a request and fails the test unless the status is want; it returns the decoded JSON body.
