@@ -130,8 +130,8 @@ func Init(ctx context.Context, cfg Config) (*Agent, error) {
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if s.observability {
 		a.events = newEventSink(s.EventQueueSize, s.EventBatchSize, s.EventFlushInterval, min(s.Timeout, 5*time.Second),
-			func(ctx context.Context, evs []guard.Event) error {
-				_, err := a.api.PostEvents(ctx, evs)
+			func(ctx context.Context, evs []wireEvent) error {
+				_, err := a.api.postWireEvents(ctx, evs)
 				return err
 			}, a.base.Named("events"))
 	}

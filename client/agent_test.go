@@ -453,12 +453,12 @@ func TestEventsAreBatchedAndFlushedOnClose(t *testing.T) {
 
 func TestEventQueueDropsWhenFull(t *testing.T) {
 	release := make(chan struct{})
-	s := newEventSink(2, 1, time.Hour, time.Second, func(ctx context.Context, _ []guard.Event) error {
+	s := newEventSink(2, 1, time.Hour, time.Second, func(ctx context.Context, _ []wireEvent) error {
 		<-release
 		return nil
 	}, zap.NewNop())
 	for i := 0; i < 10; i++ {
-		s.add(guard.Event{})
+		s.add(wireEvent{})
 	}
 	if s.dropped.Load() < 7 {
 		t.Fatalf("dropped %d, want at least 7", s.dropped.Load())

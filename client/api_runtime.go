@@ -104,6 +104,16 @@ func (c *HTTPClient) PostEvents(ctx context.Context, events []guard.Event) (Even
 	return out, err
 }
 
+// postWireEvents is PostEvents for the agent's pre-formatted events.
+func (c *HTTPClient) postWireEvents(ctx context.Context, events []wireEvent) (EventsAck, error) {
+	body := struct {
+		Events []wireEvent `json:"events"`
+	}{events}
+	var out EventsAck
+	_, err := c.do(ctx, call{method: http.MethodPost, path: "/observability/events", in: body, out: &out})
+	return out, err
+}
+
 // QueryEvents returns events matching q, newest first. A zero Limit asks for 100.
 func (c *HTTPClient) QueryEvents(ctx context.Context, q guard.EventQuery) (EventPage, error) {
 	if q.Limit == 0 {

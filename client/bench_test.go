@@ -57,7 +57,7 @@ func cpuTime() time.Duration {
 // BenchmarkProtect measures the overhead of Protect on a function that returns its input: bare (no
 // Protect), inprocess (10 sdk controls at both stages; no events and no logs, so the engine's
 // decision-only Check runs), inprocess+events (the same with observability on: full results, events
-// queued and posted to a fake server), server (10 server controls evaluated by a live server on
+// queued and posted to a fake server that discards them), server (10 server controls evaluated by a live server on
 // loopback through POST /evaluation).
 func BenchmarkProtect(b *testing.B) {
 	b.Run("bare", func(b *testing.B) { benchProtect(b, echo) })
@@ -66,8 +66,24 @@ func BenchmarkProtect(b *testing.B) {
 		a := benchAgent(b, testConfig(srv.URL))
 		benchProtect(b, Protect(a, echo, StepName("chat")))
 	})
-	b.Run("inprocess+events", func(b *testing.B) {
+	b.Run("engine-only", func(b *testing.B) {
+		// The engine's Check at both stages with the same controls, without Protect: what Protect adds
+		// is inprocess minus this.
 		_, srv := newFakeAPI(b, benchControls(guard.ExecutionSDK)...)
+		a := benchAgent(b, testConfig(srv.URL))
+		eng := a.pol.Load().sdk
+		benchProtect(b, func(ctx context.Context, s string) (string, error) {
+			step := guard.Step{Type: "llm", Name: "chat", Input: s}
+			if err := eng.Check(ctx, &step, guard.StagePre); err != nil {
+				return "", err
+			}
+			step.Output = s
+			return s, eng.Check(ctx, &step, guard.StagePost)
+		})
+	})
+	b.Run("inprocess+events", func(b *testing.B) {
+		f, srv := newFakeAPI(b, benchControls(guard.ExecutionSDK)...)
+		f.discardEvents = true
 		cfg := testConfig(srv.URL)
 		cfg.Observability = Bool(true)
 		a := benchAgent(b, cfg)

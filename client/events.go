@@ -10,11 +10,35 @@ import (
 	"github.com/guardrail-control/guard"
 )
 
+// wireEvent is guard.Event as it is sent: the same JSON, with the timestamp formatted once per protected
+// call instead of once per event by time.Time's MarshalJSON (which is re-compacted by encoding/json).
+type wireEvent struct {
+	ControlExecutionID  string         `json:"control_execution_id"`
+	TraceID             string         `json:"trace_id,omitempty"`
+	SpanID              string         `json:"span_id,omitempty"`
+	AgentName           string         `json:"agent_name"`
+	ControlID           int64          `json:"control_id"`
+	ControlName         string         `json:"control_name"`
+	CheckStage          guard.Stage    `json:"check_stage"`
+	StepType            string         `json:"step_type"`
+	StepName            string         `json:"step_name"`
+	Action              guard.Decision `json:"action"`
+	Matched             bool           `json:"matched"`
+	Confidence          float64        `json:"confidence"`
+	Timestamp           string         `json:"timestamp"`
+	ExecutionDurationMS *float64       `json:"execution_duration_ms,omitempty"`
+	EvaluatorName       string         `json:"evaluator_name,omitempty"`
+	SelectorPath        string         `json:"selector_path,omitempty"`
+	ErrorMessage        string         `json:"error_message,omitempty"`
+	Source              string         `json:"source"`
+	Metadata            map[string]any `json:"metadata,omitempty"`
+}
+
 // eventSink queues observability events and sends them in batches (when a batch fills, and every
 // interval). The queue is bounded: when it is full new events are dropped and counted, so a slow or
 // absent server never slows a protected call.
 type eventSink struct {
-	ch       chan guard.Event
+	ch       chan wireEvent
 	flushReq chan chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
@@ -23,14 +47,14 @@ type eventSink struct {
 	batch    int
 	interval time.Duration
 	timeout  time.Duration
-	post     func(context.Context, []guard.Event) error
+	post     func(context.Context, []wireEvent) error
 	log      *zap.Logger
 	failing  bool // owned by run
 }
 
-func newEventSink(size, batch int, interval, timeout time.Duration, post func(context.Context, []guard.Event) error, log *zap.Logger) *eventSink {
+func newEventSink(size, batch int, interval, timeout time.Duration, post func(context.Context, []wireEvent) error, log *zap.Logger) *eventSink {
 	s := &eventSink{
-		ch:       make(chan guard.Event, size),
+		ch:       make(chan wireEvent, size),
 		flushReq: make(chan chan struct{}),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -45,7 +69,7 @@ func newEventSink(size, batch int, interval, timeout time.Duration, post func(co
 }
 
 // add queues e, or counts it as dropped when the queue is full. It never blocks.
-func (s *eventSink) add(e guard.Event) {
+func (s *eventSink) add(e wireEvent) {
 	select {
 	case s.ch <- e:
 	default:
@@ -80,7 +104,7 @@ func (s *eventSink) run() {
 	defer close(s.done)
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
-	buf := make([]guard.Event, 0, s.batch)
+	buf := make([]wireEvent, 0, s.batch)
 	for {
 		select {
 		case e := <-s.ch:
@@ -101,7 +125,7 @@ func (s *eventSink) run() {
 }
 
 // drain sends buf and everything in the queue now.
-func (s *eventSink) drain(buf []guard.Event) []guard.Event {
+func (s *eventSink) drain(buf []wireEvent) []wireEvent {
 	for {
 		select {
 		case e := <-s.ch:
@@ -117,7 +141,7 @@ func (s *eventSink) drain(buf []guard.Event) []guard.Event {
 
 // send posts buf and returns it emptied. A failed batch is dropped (and counted): events are records,
 // best effort, and must not pile up while the server is away. Failures are logged once per streak.
-func (s *eventSink) send(buf []guard.Event) []guard.Event {
+func (s *eventSink) send(buf []wireEvent) []wireEvent {
 	if len(buf) == 0 {
 		return buf
 	}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -25,6 +26,9 @@ type fakeAPI struct {
 	events      []guard.Event
 	gets        int
 	notModified int
+	// discardEvents makes the events endpoint read and drop bodies without decoding them (benchmarks:
+	// the fake server runs in the benchmark's process and its CPU would count).
+	discardEvents bool
 
 	down     atomic.Bool // connections are dropped
 	evalDown atomic.Bool // only /evaluation connections are dropped
@@ -80,6 +84,11 @@ func newFakeAPI(t testing.TB, controls ...guard.AgentControl) (*fakeAPI, *httpte
 		writeJSON(w, 200, res)
 	})
 	mux.HandleFunc("POST /api/v1/observability/events", func(w http.ResponseWriter, r *http.Request) {
+		if f.discardEvents {
+			_, _ = io.Copy(io.Discard, r.Body)
+			writeJSON(w, 202, EventsAck{})
+			return
+		}
 		var body struct {
 			Events []guard.Event `json:"events"`
 		}

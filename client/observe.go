@@ -28,7 +28,7 @@ func (a *Agent) observe(ctx context.Context, step *guard.Step, stage guard.Stage
 	if cfg.policy != "" {
 		meta = map[string]any{"policy": cfg.policy}
 	}
-	now := time.Now().UTC()
+	now := time.Now().UTC().Format(time.RFC3339Nano)
 	add := func(list []guard.ControlResult) {
 		for i := range list {
 			cr := &list[i]
@@ -36,7 +36,7 @@ func (a *Agent) observe(ctx context.Context, step *guard.Step, stage guard.Stage
 			if id == "" {
 				id = newExecutionID()
 			}
-			ev := guard.Event{
+			ev := wireEvent{
 				ControlExecutionID: id,
 				TraceID:            tr.traceID,
 				SpanID:             tr.spanID,
