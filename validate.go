@@ -14,6 +14,7 @@ type ValidateOption func(*validateConfig)
 type validateConfig struct {
 	registry     *evaluator.Registry
 	allowUnknown bool
+	skipConfigs  bool
 }
 
 // WithValidationRegistry validates evaluator names and configs against r instead of evaluator.Default.
@@ -24,6 +25,13 @@ func WithValidationRegistry(r *evaluator.Registry) ValidateOption {
 // AllowUnknownEvaluators accepts evaluator names the registry does not know (their config is not checked).
 func AllowUnknownEvaluators() ValidateOption {
 	return func(c *validateConfig) { c.allowUnknown = true }
+}
+
+// SkipEvaluatorConfigs checks evaluator names but not their configs. It is for callers that build every
+// evaluator right after validating (as Engine.Update does) and report config problems themselves, so
+// that each evaluator is built once instead of twice.
+func SkipEvaluatorConfigs() ValidateOption {
+	return func(c *validateConfig) { c.skipConfigs = true }
 }
 
 // Limits of control data beyond those of the condition tree. See docs/control-language.md.

@@ -265,6 +265,14 @@ func TestParseControlDataAllowUnknownEvaluators(t *testing.T) {
 	}
 }
 
+func TestParseControlDataSkipEvaluatorConfigs(t *testing.T) {
+	raw := withCond(`{"and":[{"selector":{"path":"input"},"evaluator":{"name":"fake","config":{}}},{"selector":{"path":"input"},"evaluator":{"name":"nope"}}]}`)
+	_, ps := parse(t, raw, guard.SkipEvaluatorConfigs())
+	if got := keys(ps); !reflect.DeepEqual(got, []string{"condition.and.1.evaluator.name:unknown_evaluator"}) {
+		t.Errorf("problems = %v, want only the unknown name", got)
+	}
+}
+
 func TestParseControlDataDeepNestingIsBounded(t *testing.T) {
 	for _, n := range []int{100_000, 1_000_000} {
 		for name, raw := range map[string]string{
@@ -370,5 +378,39 @@ func TestParseControlDataDefaultRegistry(t *testing.T) {
 	var ve *guard.ValidationError
 	if !errors.As(err, &ve) || keys(ve.Problems)[0] != "condition.evaluator.name:unknown_evaluator" {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestParseControlDataBuiltinsDoNotEchoValues(t *testing.T) {
+	// With the real registry, evaluator config problems must not repeat config values either.
+	const secret = "sk-SECRET-123"
+	for _, cond := range []string{
+		`{"selector":{"path":"input"},"evaluator":{"name":"regex","config":{"pattern":"(` + secret + `","flags":["` + secret + `"]}}}`,
+		`{"selector":{"path":"input"},"evaluator":{"name":"regex","config":{"pattern":"(?<=` + secret + `","on_error":"` + secret + `"}}}`,
+		`{"selector":{"path":"input"},"evaluator":{"name":"list","config":{"values":[" "],"logic":"` + secret + `","match_mode":"` + secret + `","` + secret + `":1}}}`,
+	} {
+		_, err := guard.ParseControlData([]byte(withCond(cond)))
+		var ve *guard.ValidationError
+		if !errors.As(err, &ve) {
+			t.Fatalf("err = %v, want *ValidationError", err)
+		}
+		for _, p := range ve.Problems {
+			if strings.Contains(p.Message, "SECRET") {
+				t.Errorf("problem %+v echoes a client value", p)
+			}
+		}
+	}
+}
+
+func BenchmarkParseControlData(b *testing.B) {
+	raw := []byte(`{"description":"block SSNs","scope":{"step_types":["llm"],"stages":["pre"]},"condition":{"or":[` +
+		`{"selector":{"path":"input"},"evaluator":{"name":"regex","config":{"pattern":"\\b\\d{3}-\\d{2}-\\d{4}\\b"}}},` +
+		`{"selector":{"path":"input"},"evaluator":{"name":"list","config":{"values":["ssn","social security"],"match_mode":"contains"}}}]},` +
+		`"action":{"decision":"deny","metadata":{"severity":"high"}},"tags":["pii"]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := guard.ParseControlData(raw); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
