@@ -14,11 +14,11 @@ import (
 	"github.com/guardrail-control/guard/internal/cases"
 )
 
-// TestDecisionCorpus runs every case of testdata/cases through ParseControlData, Engine.Update, Evaluate,
+// TestCorpus runs every case of testdata/cases through ParseControlData, Engine.Update, Evaluate,
 // Check and Applies, as subtests named file/case, and checks the result against the case and against the
 // invariants of the contract (is_safe, lists never nil, one execution id per evaluated control, Check
 // agreeing with Evaluate).
-func TestDecisionCorpus(t *testing.T) {
+func TestCorpus(t *testing.T) {
 	files, err := cases.Load("testdata/cases")
 	if err != nil {
 		t.Fatal(err)
