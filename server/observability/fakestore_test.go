@@ -21,7 +21,7 @@ type memStore struct {
 	// block, when set, makes InsertEvents wait until it is closed (or the context ends).
 	block chan struct{}
 	// fail returns the error of the n-th InsertEvents call (1-based), nil for success.
-	fail func(call int) error
+	fail  func(call int) error
 	calls int
 }
 

@@ -48,43 +48,103 @@ func (a *API) PostEvents(w http.ResponseWriter, r *http.Request) {
 	problem.WriteJSON(w, http.StatusAccepted, PostEventsResponse{Received: len(events), Enqueued: enq, Dropped: dropped})
 }
 
-// decodeEvents reads and validates the body of POST /observability/events.
+// decodeEvents reads and validates the body of POST /observability/events. The body is decoded once,
+// strictly, in the common case; only when that fails on a field is it decoded again event by event, to
+// name the event the problem is in.
 func decodeEvents(r *http.Request) ([]guard.Event, error) {
-	var body struct {
-		Events *[]json.RawMessage `json:"events"`
-	}
-	if err := problem.DecodeJSON(r, &body); err != nil {
+	b, err := problem.ReadBody(r)
+	if err != nil {
 		return nil, err
 	}
-	if body.Events == nil {
-		return nil, problem.Validation("the request needs an events array",
-			guard.Problem{Field: "events", Code: "required", Message: "is required: an array of 1 to 1000 events"})
+	var body struct {
+		Events *[]*eventWire `json:"events"`
 	}
-	raw := *body.Events
-	switch {
-	case len(raw) == 0:
-		return nil, problem.Validation("the events array is empty",
-			guard.Problem{Field: "events", Code: "range", Message: "must hold 1 to 1000 events"})
-	case len(raw) > MaxEventsPerRequest:
-		return nil, problem.New(http.StatusRequestEntityTooLarge, problem.CodePayloadTooLarge,
-			fmt.Sprintf("a request holds at most %d events and this one holds %d: split it into several requests",
-				MaxEventsPerRequest, len(raw)))
-	}
-	events := make([]guard.Event, len(raw))
-	var problems []guard.Problem
-	for i, msg := range raw {
-		ps := decodeEvent(msg, &events[i], "events."+strconv.Itoa(i))
-		if len(problems) < maxEventProblems {
-			problems = append(problems, ps...)
+	if err := problem.DecodeBytes(b, &body); err != nil {
+		if problem.From(err).Status != http.StatusUnprocessableEntity {
+			return nil, err
 		}
+		return nil, locateDecodeError(b, err)
+	}
+	if err := checkCount(body.Events); err != nil {
+		return nil, err
+	}
+	in := *body.Events
+	events := make([]guard.Event, len(in))
+	var problems []guard.Problem
+	for i, w := range in {
+		at := "events." + strconv.Itoa(i)
+		var ps []guard.Problem
+		if w == nil {
+			ps = []guard.Problem{{Field: at, Code: "type", Message: "must be an event object"}}
+		} else {
+			ps = w.validate(&events[i], at)
+		}
+		problems = appendProblems(problems, ps)
 	}
 	if len(problems) > 0 {
-		if len(problems) > maxEventProblems {
-			problems = problems[:maxEventProblems]
-		}
 		return nil, problem.Validation("some events are not valid; none of this request's events were recorded", problems...)
 	}
 	return events, nil
+}
+
+// checkCount enforces 1 to MaxEventsPerRequest events.
+func checkCount[T any](events *[]T) error {
+	switch {
+	case events == nil:
+		return problem.Validation("the request needs an events array",
+			guard.Problem{Field: "events", Code: "required", Message: "is required: an array of 1 to 1000 events"})
+	case len(*events) == 0:
+		return problem.Validation("the events array is empty",
+			guard.Problem{Field: "events", Code: "range", Message: "must hold 1 to 1000 events"})
+	case len(*events) > MaxEventsPerRequest:
+		return problem.New(http.StatusRequestEntityTooLarge, problem.CodePayloadTooLarge,
+			fmt.Sprintf("a request holds at most %d events and this one holds %d: split it into several requests",
+				MaxEventsPerRequest, len(*events)))
+	}
+	return nil
+}
+
+// appendProblems keeps at most maxEventProblems problems.
+func appendProblems(all, more []guard.Problem) []guard.Problem {
+	if room := maxEventProblems - len(all); room < len(more) {
+		more = more[:max(room, 0)]
+	}
+	return append(all, more...)
+}
+
+// locateDecodeError decodes the body again event by event to report the problems of the strict decoding
+// with the index of their event (the JSON decoder names the field but not the array index).
+func locateDecodeError(b []byte, first error) error {
+	var body struct {
+		Events *[]json.RawMessage `json:"events"`
+	}
+	if err := problem.DecodeBytes(b, &body); err != nil {
+		return err // the problem is outside the events
+	}
+	if err := checkCount(body.Events); err != nil {
+		return err
+	}
+	var problems []guard.Problem
+	for i, msg := range *body.Events {
+		at := "events." + strconv.Itoa(i)
+		var w *eventWire
+		dec := json.NewDecoder(bytes.NewReader(msg))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&w); err != nil {
+			problems = appendProblems(problems, []guard.Problem{decodeProblem(err, at)})
+			continue
+		}
+		var ev guard.Event
+		if w == nil {
+			problems = appendProblems(problems, []guard.Problem{{Field: at, Code: "type", Message: "must be an event object"}})
+		} else {
+			problems = appendProblems(problems, w.validate(&ev, at))
+		}
+	}
+	if len(problems) == 0 {
+		return first
+	}
+	return problem.Validation("some events are not valid; none of this request's events were recorded", problems...)
 }
 
 // eventWire is an event as it arrives: pointers tell a missing field from a zero one.
@@ -110,17 +170,8 @@ type eventWire struct {
 	Metadata            map[string]any `json:"metadata"`
 }
 
-// decodeEvent decodes one event strictly into ev and returns its problems, fields prefixed by at.
-func decodeEvent(msg json.RawMessage, ev *guard.Event, at string) []guard.Problem {
-	var in eventWire
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return []guard.Problem{decodeProblem(err, at)}
-	}
-	if bytes.Equal(bytes.TrimSpace(msg), []byte("null")) {
-		return []guard.Problem{{Field: at, Code: "type", Message: "must be an event object"}}
-	}
+// validate checks the event, fills ev and returns its problems, fields prefixed by at.
+func (in *eventWire) validate(ev *guard.Event, at string) []guard.Problem {
 	var ps []guard.Problem
 	add := func(field, code, message string) {
 		ps = append(ps, guard.Problem{Field: at + "." + field, Code: code, Message: message})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 const (
 	DefaultBufferSize     = 100000
 	DefaultBatchSize      = 500
+	DefaultWriteBatches   = 10
 	DefaultFlushInterval  = 10 * time.Second
 	DefaultRetryAttempts  = 3
 	DefaultRetryBackoff   = 100 * time.Millisecond
@@ -25,8 +27,11 @@ const (
 
 // RecorderConfig configures a Recorder; zero fields take the defaults.
 type RecorderConfig struct {
-	BufferSize    int           // events held in memory at most, written or not yet; default 100000
-	BatchSize     int           // events per InsertEvents call; default 500
+	BufferSize int // events held in memory at most, written or not yet; default 100000
+	BatchSize  int // events that make a batch: a full batch is written at once; default 500
+	// MaxWriteSize bounds the events of one InsertEvents call (default 10 batches): when the database
+	// falls behind, the full batches waiting are written together, in one transaction.
+	MaxWriteSize  int
 	FlushInterval time.Duration // OBSERVABILITY_FLUSH_INTERVAL_SECONDS; default 10s
 	// RetryAttempts is how many times a batch is tried before its events are given up (default 3);
 	// RetryBackoff the wait before the first retry, doubled after each (default 100ms).
@@ -47,6 +52,9 @@ func (c *RecorderConfig) defaults() {
 	}
 	if c.BatchSize > c.BufferSize {
 		c.BatchSize = c.BufferSize
+	}
+	if c.MaxWriteSize < c.BatchSize {
+		c.MaxWriteSize = DefaultWriteBatches * c.BatchSize
 	}
 	if c.FlushInterval <= 0 {
 		c.FlushInterval = DefaultFlushInterval
@@ -241,26 +249,40 @@ func (r *Recorder) run() {
 	}
 }
 
-// next takes the oldest chunk out of the buffer when it is full, or whatever it is when partial is set.
-func (r *Recorder) next(partial bool) []guard.Event {
+// next takes the oldest batches out of the buffer, at most maxChunks of them and MaxWriteSize events in
+// all: only full ones, or partial ones too when partial is set. Several batches go in one write when the
+// database falls behind, so that one transaction carries more events. It returns nil when there is none.
+func (r *Recorder) next(partial bool, maxChunks int) ([]guard.Event, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.chunks) == 0 || !partial && len(r.chunks[0]) < r.cfg.BatchSize {
-		return nil
+	k, size := 0, 0
+	for k < len(r.chunks) && k < maxChunks && size+len(r.chunks[k]) <= r.cfg.MaxWriteSize &&
+		(partial || len(r.chunks[k]) == r.cfg.BatchSize) {
+		size += len(r.chunks[k])
+		k++
 	}
-	c := r.chunks[0]
-	r.chunks[0] = nil
-	r.chunks = r.chunks[1:]
+	if k == 0 {
+		return nil, 0
+	}
+	batch := r.chunks[0]
+	if k > 1 {
+		batch = make([]guard.Event, 0, size)
+		for _, c := range r.chunks[:k] {
+			batch = append(batch, c...)
+		}
+	}
+	clear(r.chunks[:k])
+	r.chunks = r.chunks[k:]
 	if len(r.chunks) == 0 {
 		r.chunks = nil // let the backing array go
 	}
-	return c
+	return batch, k
 }
 
 // writeFull writes the full batches.
 func (r *Recorder) writeFull() {
 	for {
-		batch := r.next(false)
+		batch, _ := r.next(false, math.MaxInt)
 		if batch == nil {
 			return
 		}
@@ -275,11 +297,12 @@ func (r *Recorder) writeAll() error {
 	n := len(r.chunks)
 	r.mu.Unlock()
 	var errs []error
-	for i := 0; i < n; i++ {
-		batch := r.next(true)
+	for n > 0 {
+		batch, k := r.next(true, n)
 		if batch == nil {
 			break
 		}
+		n -= k
 		if err := r.write(batch); err != nil {
 			errs = append(errs, err)
 		}

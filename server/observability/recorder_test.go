@@ -20,7 +20,7 @@ func closeRecorder(t *testing.T, r *Recorder) {
 
 func TestRecorderWritesFullBatchesWithoutWaitingForTheInterval(t *testing.T) {
 	st := &memStore{}
-	r := NewRecorder(st, RecorderConfig{BatchSize: 10, FlushInterval: time.Hour})
+	r := NewRecorder(st, RecorderConfig{BatchSize: 10, MaxWriteSize: 10, FlushInterval: time.Hour})
 	defer closeRecorder(t, r)
 
 	if enq, dropped := r.Enqueue(mkEvents(0, 25)); enq != 25 || dropped != 0 {
@@ -39,6 +39,20 @@ func TestRecorderWritesFullBatchesWithoutWaitingForTheInterval(t *testing.T) {
 	s := r.Stats()
 	if s.Written != 25 || s.Pending != 0 || s.Received != 25 {
 		t.Fatalf("stats = %+v", s)
+	}
+}
+
+func TestRecorderWritesWaitingBatchesTogether(t *testing.T) {
+	st := &memStore{block: make(chan struct{})}
+	r := NewRecorder(st, RecorderConfig{BatchSize: 10, MaxWriteSize: 30, FlushInterval: time.Hour})
+	r.Enqueue(mkEvents(0, 10))
+	waitFor(t, "the first write to start", func() bool { st.mu.Lock(); defer st.mu.Unlock(); return st.calls == 1 })
+	r.Enqueue(mkEvents(10, 55)) // five full batches and a partial one wait behind the stuck write
+	close(st.block)
+	waitFor(t, "the full batches", func() bool { return st.count() == 60 })
+	closeRecorder(t, r)
+	if got := st.batchSizes(); !slices.Equal(got, []int{10, 30, 20, 5}) {
+		t.Fatalf("writes = %v, want [10 30 20 5]: full batches coalesced up to MaxWriteSize", got)
 	}
 }
 

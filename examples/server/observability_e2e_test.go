@@ -1,0 +1,311 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// The observability end-to-end test runs the real server binary: events that got a 202 survive a
+// SIGTERM and a restart although the flush interval is an hour, because shutdown flushes the buffer.
+
+var (
+	obsBuildOnce sync.Once
+	obsBinPath   string
+	obsBuildErr  error
+)
+
+func obsBuild(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the server binary")
+	}
+	obsBuildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "guard-obs-e2e")
+		if err != nil {
+			obsBuildErr = err
+			return
+		}
+		obsBinPath = filepath.Join(dir, "server")
+		if out, err := exec.Command("go", "build", "-o", obsBinPath, ".").CombinedOutput(); err != nil {
+			obsBuildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if obsBuildErr != nil {
+		t.Fatal(obsBuildErr)
+	}
+	return obsBinPath
+}
+
+// obsProc is one run of the server binary.
+type obsProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	base   string
+	stderr *obsBuffer
+	done   chan error
+}
+
+// obsBuffer is a bytes.Buffer safe for the process's writer and the test's reader.
+type obsBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *obsBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *obsBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// obsStart runs "serve --migrate" on dbURL with a one-hour flush interval, on a free loopback port, and
+// waits until /health answers.
+func obsStart(t *testing.T, dbURL string) *obsProc {
+	t.Helper()
+	cmd := exec.Command(obsBuild(t), "serve", "--migrate")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT=0", "GUARD_API_KEY_ENABLED=false", "DB_URL=",
+		"DATABASE_URL="+dbURL, "OBSERVABILITY_ENABLED=true", "OBSERVABILITY_FLUSH_INTERVAL_SECONDS=3600")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &obsProc{t: t, cmd: cmd, stderr: &obsBuffer{}, done: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+				addr <- a
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	select {
+	case p.base = <-addr:
+	case err := <-p.done:
+		p.done <- err
+		t.Fatalf("the server exited before listening: %v\n%s", err, p.stderr)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the server did not print its address\n%s", p.stderr)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get(p.base + "/health")
+		if err == nil {
+			_ = res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/health never answered 200: %v\n%s", err, p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// do sends a JSON request and returns the status and the body.
+func (p *obsProc) do(method, path string, body any, header map[string]string) (int, []byte) {
+	p.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, p.base+path, rd)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return res.StatusCode, b
+}
+
+// call is do with an expected status, decoding the JSON answer into out (when not nil).
+func (p *obsProc) call(want int, method, path string, body, out any) {
+	p.t.Helper()
+	status, b := p.do(method, path, body, nil)
+	if status != want {
+		p.t.Fatalf("%s %s = %d, want %d: %s", method, path, status, want, b)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			p.t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+}
+
+// sigterm stops the server gracefully and checks it exits 0.
+func (p *obsProc) sigterm() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		p.t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err
+		if err != nil {
+			p.t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
+		}
+	case <-time.After(60 * time.Second):
+		p.t.Fatalf("no exit within 60s of SIGTERM\n%s", p.stderr)
+	}
+}
+
+// obsQuery is the answer of POST /api/v1/observability/events/query.
+type obsQuery struct {
+	Events []struct {
+		ID      string `json:"control_execution_id"`
+		Agent   string `json:"agent_name"`
+		Source  string `json:"source"`
+		TraceID string `json:"trace_id"`
+		SpanID  string `json:"span_id"`
+	} `json:"events"`
+	Total int `json:"total"`
+}
+
+// queryAll pages through every event matching filter.
+func (p *obsProc) queryAll(filter map[string]any) (ids map[string]bool, q obsQuery) {
+	p.t.Helper()
+	ids = map[string]bool{}
+	for offset := 0; ; offset += 1000 {
+		body := map[string]any{"limit": 1000, "offset": offset}
+		for k, v := range filter {
+			body[k] = v
+		}
+		var page obsQuery
+		p.call(http.StatusOK, http.MethodPost, "/api/v1/observability/events/query", body, &page)
+		q.Total = page.Total
+		q.Events = append(q.Events, page.Events...)
+		for _, e := range page.Events {
+			ids[e.ID] = true
+		}
+		if len(page.Events) < 1000 {
+			return ids, q
+		}
+	}
+}
+
+func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
+	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "guard.db")
+	p := obsStart(t, dbURL)
+
+	if status, body := p.do(http.MethodPost, "/api/v1/observability/events/query", map[string]any{}, nil); status == http.StatusNotFound {
+		t.Skipf("this server binary does not serve the observability routes yet (POST /api/v1/observability/events/query = 404: %s)", body)
+	}
+
+	// Events posted by a client: three batches, 300 events, under one full batch (500) so that nothing
+	// is written before shutdown.
+	const agent = "e2e-obs-agent"
+	sent := map[string]bool{}
+	accepted := 0
+	for batch := 0; batch < 3; batch++ {
+		events := make([]map[string]any, 100)
+		for i := range events {
+			id := uuid.NewString()
+			sent[id] = true
+			events[i] = map[string]any{
+				"control_execution_id": id, "agent_name": agent, "control_id": 1 + i%4,
+				"control_name": fmt.Sprintf("control-%d", 1+i%4), "check_stage": "pre", "step_type": "llm",
+				"step_name": "chat", "action": "deny", "matched": i%2 == 0, "confidence": 0.75,
+				"timestamp": time.Now().UTC().Add(-time.Duration(batch*100+i) * time.Second).Format(time.RFC3339Nano),
+				"source":    "sdk",
+			}
+		}
+		var got struct{ Received, Enqueued, Dropped int }
+		p.call(http.StatusAccepted, http.MethodPost, "/api/v1/observability/events", map[string]any{"events": events}, &got)
+		if got.Received != 100 || got.Enqueued != 100 || got.Dropped != 0 {
+			t.Fatalf("202 body = %+v, want 100 received and enqueued", got)
+		}
+		accepted += got.Enqueued
+	}
+
+	// One evaluation on the server: its controls become events with source server and the trace ids.
+	var ctl struct {
+		ID int64 `json:"control_id"`
+	}
+	p.call(http.StatusCreated, http.MethodPut, "/api/v1/controls", map[string]any{"name": "e2e-obs-ssn", "data": map[string]any{
+		"condition": map[string]any{"selector": map[string]any{"path": "input"},
+			"evaluator": map[string]any{"name": "regex", "config": map[string]any{"pattern": `\d{3}-\d{2}-\d{4}`}}},
+		"action": map[string]any{"decision": "deny"},
+	}}, &ctl)
+	p.call(http.StatusOK, http.MethodPost, "/api/v1/agents/initAgent", map[string]any{
+		"agent": map[string]any{"agent_name": "e2e-obs-server"}, "steps": []any{map[string]any{"type": "llm", "name": "chat"}}}, nil)
+	p.call(http.StatusOK, http.MethodPost, fmt.Sprintf("/api/v1/agents/e2e-obs-server/controls/%d", ctl.ID), nil, nil)
+	status, body := p.do(http.MethodPost, "/api/v1/evaluation", map[string]any{"agent_name": "e2e-obs-server", "stage": "pre",
+		"step": map[string]any{"type": "llm", "name": "chat", "input": "ssn 123-45-6789"}},
+		map[string]string{"X-Trace-Id": "e2e-trace", "X-Span-Id": "e2e-span"})
+	if status != http.StatusOK || !strings.Contains(string(body), `"deny"`) {
+		t.Fatalf("POST /evaluation = %d %s, want a deny", status, body)
+	}
+
+	// With an hour's flush interval and no full batch, nothing is in the database yet.
+	if _, q := p.queryAll(map[string]any{"agent_name": agent}); q.Total != 0 {
+		t.Fatalf("%d events were written before shutdown; the test cannot tell the shutdown flush works", q.Total)
+	}
+
+	p.sigterm()
+	p = obsStart(t, dbURL)
+
+	ids, q := p.queryAll(map[string]any{"agent_name": agent})
+	if q.Total != accepted || len(ids) != accepted {
+		t.Fatalf("after the restart the store holds %d events (%d distinct), %d got a 202", q.Total, len(ids), accepted)
+	}
+	for id := range sent {
+		if !ids[id] {
+			t.Fatalf("event %s got a 202 but is not stored", id)
+		}
+	}
+	_, q = p.queryAll(map[string]any{"trace_id": "e2e-trace"})
+	if q.Total != 1 || q.Events[0].Source != "server" || q.Events[0].SpanID != "e2e-span" || q.Events[0].Agent != "e2e-obs-server" {
+		t.Fatalf("server-recorded events of the evaluation = %+v, want one with source server and the trace ids", q)
+	}
+	p.sigterm()
+}

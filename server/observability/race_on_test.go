@@ -1,0 +1,6 @@
+//go:build race
+
+package observability
+
+// raceEnabled: the race detector slows JSON decoding tenfold, so the load test shrinks under it.
+const raceEnabled = true
