@@ -54,9 +54,16 @@ func (r *stepRow) step() (guard.StepSchema, error) {
 	return st, errors.Join(err1, err2, err3)
 }
 
-func (s *Store) loadAgent(ctx context.Context, q sqlx.QueryerContext, name string) (agentRow, error) {
+// loadAgent reads an agent by normalised name. With lock (inside a write transaction) the row stays
+// locked until the transaction ends, so that concurrent changes to one agent on PostgreSQL queue instead
+// of colliding; SQLite's single writer needs no row locks.
+func (s *Store) loadAgent(ctx context.Context, q sqlx.QueryerContext, name string, lock bool) (agentRow, error) {
+	query := `SELECT ` + agentCols + ` FROM agents WHERE name = ?`
+	if lock && s.dialect == Postgres {
+		query += ` FOR UPDATE`
+	}
 	var row agentRow
-	err := sqlx.GetContext(ctx, q, &row, s.q(`SELECT `+agentCols+` FROM agents WHERE name = ?`), name)
+	err := sqlx.GetContext(ctx, q, &row, s.q(query), name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return row, fmt.Errorf("store: %w", guard.ErrAgentNotFound)
 	}
@@ -148,13 +155,32 @@ func (s *Store) InitAgent(ctx context.Context, in guard.AgentInit) (bool, guard.
 	}
 	var created bool
 	var row agentRow
-	err = s.writeTx(ctx, func(tx *sqlx.Tx) error {
+	// Two first registrations of one agent can race on PostgreSQL: the loser's INSERT violates the unique
+	// name, and its second attempt finds the agent and proceeds as for an existing one.
+	for attempt := 0; ; attempt++ {
+		err = s.initAgentTx(ctx, &in, name, md, &created, &row)
+		if attempt == 0 && isUniqueViolation(err) {
+			continue
+		}
+		break
+	}
+	if err != nil {
+		return false, guard.Agent{}, err
+	}
+	a, err := row.agent()
+	return created, a, err
+}
+
+func (s *Store) initAgentTx(ctx context.Context, in *guard.AgentInit, name, md string, created *bool, out *agentRow) error {
+	*created = false
+	var row agentRow
+	err := s.writeTx(ctx, func(tx *sqlx.Tx) error {
 		at := now()
 		var err error
-		row, err = s.loadAgent(ctx, tx, name)
+		row, err = s.loadAgent(ctx, tx, name, true)
 		switch {
 		case errors.Is(err, guard.ErrAgentNotFound):
-			created = true
+			*created = true
 			var epoch int64
 			if err := tx.GetContext(ctx, &epoch, `SELECT epoch FROM policy_epoch WHERE id = 1`); err != nil {
 				return err
@@ -188,14 +214,11 @@ func (s *Store) InitAgent(ctx context.Context, in guard.AgentInit) (bool, guard.
 				return err
 			}
 		}
-		row, err = s.loadAgent(ctx, tx, name)
+		row, err = s.loadAgent(ctx, tx, name, false)
 		return err
 	})
-	if err != nil {
-		return false, guard.Agent{}, err
-	}
-	a, err := row.agent()
-	return created, a, err
+	*out = row
+	return err
 }
 
 // mergeSteps is InitAgent's strict mode for an existing agent.
@@ -253,7 +276,7 @@ func (s *Store) GetAgent(ctx context.Context, name string) (guard.Agent, []guard
 	)
 	err = s.readTx(ctx, func(tx *sqlx.Tx) error {
 		var err error
-		if row, err = s.loadAgent(ctx, tx, key); err != nil {
+		if row, err = s.loadAgent(ctx, tx, key, false); err != nil {
 			return err
 		}
 		steps, err = s.loadSteps(ctx, tx, row.ID)
@@ -335,7 +358,7 @@ func (s *Store) PatchAgent(ctx context.Context, name string, patch guard.AgentPa
 	)
 	err = s.writeTx(ctx, func(tx *sqlx.Tx) error {
 		var err error
-		if row, err = s.loadAgent(ctx, tx, key); err != nil {
+		if row, err = s.loadAgent(ctx, tx, key, true); err != nil {
 			return err
 		}
 		if patch.Description != nil {

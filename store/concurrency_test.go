@@ -112,3 +112,43 @@ func TestConcurrentRenames(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentInitAgent: several first registrations of one agent at once, then several overwrites:
+// exactly one creates it, none fails, and the steps are those of one of the requests.
+func TestConcurrentInitAgent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := ctxT(t)
+		for _, mode := range []guard.ConflictMode{guard.ConflictStrict, guard.ConflictOverwrite} {
+			const n = 6
+			created := make([]bool, n)
+			errs := make([]error, n)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					created[i], _, errs[i] = s.InitAgent(ctx, guard.AgentInit{Agent: guard.Agent{Name: "racer"}, ConflictMode: mode,
+						Steps: []guard.StepSchema{{Type: "llm", Name: "chat"}, {Type: "tool", Name: fmt.Sprintf("t%d", i%2)}}})
+				})
+			}
+			close(start)
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatalf("%s: %v", mode, err)
+			}
+			count := 0
+			for _, c := range created {
+				if c {
+					count++
+				}
+			}
+			if want := map[guard.ConflictMode]int{guard.ConflictStrict: 1, guard.ConflictOverwrite: 0}[mode]; count != want {
+				t.Fatalf("%s: created %d times, want %d", mode, count, want)
+			}
+			_, steps, err := s.GetAgent(ctx, "racer")
+			if err != nil || len(steps) < 2 || len(steps) > 3 {
+				t.Fatalf("%s: steps %v, %v", mode, stepNames(steps), err)
+			}
+		}
+	})
+}

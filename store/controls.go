@@ -62,38 +62,51 @@ func (s *Store) loadControl(ctx context.Context, q sqlx.QueryerContext, id int64
 	return row, err
 }
 
+// stored is the encoded form of a control row's data with its filter keys.
+type stored struct {
+	data                        any // JSON text or nil
+	tags, stepTypes, stagesKeys any
+}
+
+// encode mirrors the enabled column into the row's data and computes the columns derived from it.
+func (r *controlRow) encode() (stored, error) {
+	data, err := decodeData(r.Data, r.Enabled)
+	if err != nil || data == nil {
+		return stored{tags: "", stepTypes: "", stagesKeys: ""}, err
+	}
+	enc, err := jsonArg(data)
+	if err != nil {
+		return stored{}, err
+	}
+	r.Data = []byte(enc)
+	return stored{data: enc, tags: listKey(data.Tags), stepTypes: scopeKey(data.Scope.StepTypes), stagesKeys: scopeKey(data.Scope.Stages)}, nil
+}
+
 // saveControl writes row as the control's next version: it bumps the version, stamps updated_at, mirrors
 // the enabled column into the data, refreshes the filter keys and inserts the version row with the full
 // snapshot, all in tx.
 func (s *Store) saveControl(ctx context.Context, tx *sqlx.Tx, row *controlRow, event string, at int64) error {
-	data, err := decodeData(row.Data, row.Enabled)
+	enc, err := row.encode()
 	if err != nil {
 		return err
-	}
-	var dataArg any
-	tagsKey, stepTypesKey, stagesKey := "", any(""), any("")
-	if data != nil {
-		enc, err := jsonArg(data)
-		if err != nil {
-			return err
-		}
-		row.Data, dataArg = []byte(enc), enc
-		tagsKey = listKey(data.Tags)
-		stepTypesKey, stagesKey = scopeKey(data.Scope.StepTypes), scopeKey(data.Scope.Stages)
 	}
 	row.Version++
 	row.UpdatedAt = at
 	_, err = tx.ExecContext(ctx, s.q(`UPDATE controls SET name = ?, enabled = ?, data = ?, version = ?, updated_at = ?,
 		deleted_at = ?, tags_key = ?, step_types_key = ?, stages_key = ? WHERE id = ?`),
-		row.Name, row.Enabled, dataArg, row.Version, row.UpdatedAt, row.DeletedAt, tagsKey, stepTypesKey, stagesKey, row.ID)
+		row.Name, row.Enabled, enc.data, row.Version, row.UpdatedAt, row.DeletedAt, enc.tags, enc.stepTypes, enc.stagesKeys, row.ID)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return nameConflict()
 		}
 		return err
 	}
-	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO control_versions (control_id, version, event, name, enabled, data, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`), row.ID, row.Version, event, row.Name, row.Enabled, dataArg, at)
+	return s.insertVersion(ctx, tx, row, enc.data, event, at)
+}
+
+func (s *Store) insertVersion(ctx context.Context, tx *sqlx.Tx, row *controlRow, data any, event string, at int64) error {
+	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO control_versions (control_id, version, event, name, enabled, data, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`), row.ID, row.Version, event, row.Name, row.Enabled, data, at)
 	return err
 }
 
@@ -122,19 +135,23 @@ func (s *Store) CreateControl(ctx context.Context, name string, data *guard.Cont
 		}
 		row.Enabled, row.Data = d.Enabled, []byte(enc)
 	}
-	err := s.policyTx(ctx, func(tx *sqlx.Tx, _ int64) error {
+	enc, err := row.encode()
+	if err != nil {
+		return guard.ControlRecord{}, err
+	}
+	err = s.policyTx(ctx, func(tx *sqlx.Tx, _ int64) error {
 		at := now()
-		row.CreatedAt = at
-		// Insert a placeholder version 0 row; saveControl turns it into version 1 with its filter keys.
-		err := tx.GetContext(ctx, &row.ID, s.q(`INSERT INTO controls (name, enabled, version, created_at, updated_at)
-			VALUES (?, ?, 0, ?, ?) RETURNING id`), row.Name, row.Enabled, at, at)
+		row.Version, row.CreatedAt, row.UpdatedAt = 1, at, at
+		err := tx.GetContext(ctx, &row.ID, s.q(`INSERT INTO controls (name, enabled, data, version, created_at, updated_at,
+			tags_key, step_types_key, stages_key) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?) RETURNING id`),
+			row.Name, row.Enabled, enc.data, at, at, enc.tags, enc.stepTypes, enc.stagesKeys)
 		if err != nil {
 			if isUniqueViolation(err) {
 				return nameConflict()
 			}
 			return err
 		}
-		return s.saveControl(ctx, tx, &row, guard.VersionCreated, at)
+		return s.insertVersion(ctx, tx, &row, enc.data, guard.VersionCreated, at)
 	})
 	if err != nil {
 		return guard.ControlRecord{}, err

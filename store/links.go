@@ -19,7 +19,7 @@ func (s *Store) LinkControl(ctx context.Context, agentName string, controlID int
 		return err
 	}
 	return s.policyTx(ctx, func(tx *sqlx.Tx, epoch int64) error {
-		agent, err := s.loadAgent(ctx, tx, key)
+		agent, err := s.loadAgent(ctx, tx, key, false)
 		if err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ func (s *Store) UnlinkControl(ctx context.Context, agentName string, controlID i
 	}
 	removed := false
 	err = s.policyTx(ctx, func(tx *sqlx.Tx, epoch int64) error {
-		agent, err := s.loadAgent(ctx, tx, key)
+		agent, err := s.loadAgent(ctx, tx, key, false)
 		if err != nil {
 			return err
 		}
