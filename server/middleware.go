@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -50,10 +51,28 @@ func validRequestID(id string) bool {
 	return true
 }
 
+// requestIDPrefix makes generated ids unique across processes; the counter makes them unique within one.
+var (
+	requestIDPrefix = func() string {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		return hex.EncodeToString(b[:])
+	}()
+	requestIDCounter atomic.Uint64
+)
+
+// newRequestID returns a process-unique id such as "3f9a0c12d4e5-000000000000002a" without a system call.
 func newRequestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	var buf [12 + 1 + 16]byte
+	copy(buf[:], requestIDPrefix)
+	buf[12] = '-'
+	n := requestIDCounter.Add(1)
+	const digits = "0123456789abcdef"
+	for i := len(buf) - 1; i > 12; i-- {
+		buf[i] = digits[n&0xf]
+		n >>= 4
+	}
+	return string(buf[:])
 }
 
 // recoverPanics turns a panic in a handler into 500 INTERNAL_ERROR (when nothing was written yet); the

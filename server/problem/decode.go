@@ -42,12 +42,20 @@ func DecodeBytes(b []byte, dst any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return New(http.StatusBadRequest, CodeInvalidJSON, "the request body is empty; a JSON object is required")
 	}
+	// Decode first and check validity only when decoding fails or data follows the value: a valid body
+	// (the common case) is scanned once less.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(dst)
+	if err == nil {
+		if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) == 0 {
+			return nil
+		}
+	}
 	if !json.Valid(b) {
 		return New(http.StatusBadRequest, CodeInvalidJSON, "the request body is not valid JSON")
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
+	if err != nil {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
 			field := ute.Field
