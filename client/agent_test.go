@@ -533,3 +533,30 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func TestCloseLeavesNoGoroutine(t *testing.T) {
+	_, srv := newFakeAPI(t, ctl(1, "log-all", guard.ExecutionSDK, guard.DecisionLog, "input", "."))
+	ignore := goleak.IgnoreCurrent()
+	cfg := testConfig(srv.URL)
+	cfg.RefreshInterval = 5 * time.Millisecond
+	cfg.Observability = Bool(true)
+	cfg.EventFlushInterval = 5 * time.Millisecond
+	a, err := Init(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = Protect(a, echo)(context.Background(), "x")
+	waitFor(t, func() bool { return a.SentEvents() > 0 })
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv.CloseClientConnections()
+	goleak.VerifyNone(t, ignore)
+	// Protect keeps working after Close, from the last snapshot.
+	if _, err := Protect(a, echo)(context.Background(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Refresh(context.Background()); !errors.Is(err, errClosed) {
+		t.Fatalf("Refresh after Close: %v", err)
+	}
+}
