@@ -52,74 +52,104 @@ export async function agentView(el, name) {
       Object.entries(a.agent_metadata || {}).map(([k, v]) => [h('dt', {}, k), h('dd', {}, typeof v === 'string' ? v : JSON.stringify(v))]))));
 
   el.append(h('section', { 'aria-labelledby': 'agent-steps' }, h('h2', { id: 'agent-steps' }, 'Registered steps'),
-    table(['Type', 'Name', 'Description'], (data.steps || []).map(s => h('tr', {}, h('td', {}, s.type), h('td', {}, s.name), h('td', {}, s.description || ''))), 'No steps registered.')));
+    h('div', { id: 'agent-steps-table' },
+      table(['Type', 'Name', 'Description'], (data.steps || []).map(s => h('tr', {}, h('td', {}, s.type), h('td', { class: 'mono' }, s.name), h('td', {}, s.description || ''))), 'No steps registered.'))));
 
   const controlsBox = h('section', { 'aria-labelledby': 'agent-controls' });
   el.append(controlsBox);
   const statsBox = h('section', { 'aria-labelledby': 'agent-stats' });
   el.append(statsBox);
+  const msg = h('div', { 'aria-live': 'polite', id: 'agent-message' });
 
   async function loadControls() {
-    clear(controlsBox).append(h('h2', { id: 'agent-controls' }, 'Linked controls'));
-    const msg = h('div', { 'aria-live': 'polite' });
-    controlsBox.append(msg);
     const { controls } = await api.get('/agents/' + encodeURIComponent(name) + '/controls');
     const rows = controls.map(c => {
       const toggle = h('input', { type: 'checkbox', checked: c.enabled, disabled: session.readOnly, id: 'enabled-' + c.control_id,
         onchange: async (e) => {
-          try { await api.patch('/controls/' + c.control_id, { enabled: e.target.checked }); await loadControls(); }
-          catch (err) { msg.replaceChildren(errorBox(err)); e.target.checked = !e.target.checked; }
+          const want = e.target.checked;
+          e.target.disabled = true;
+          try { await api.patch('/controls/' + c.control_id, { enabled: want }); msg.replaceChildren(); await loadControls(); }
+          catch (err) { msg.replaceChildren(errorBox(err)); e.target.checked = !want; e.target.disabled = false; }
         } });
       return h('tr', {},
         h('td', {}, h('a', { href: '#/controls/' + c.control_id }, c.name)),
         h('td', {}, badge(c.control && c.control.action && c.control.action.decision)),
-        h('td', {}, h('label', { class: 'inline', for: toggle.id }, toggle, c.enabled ? 'enabled' : 'disabled')),
-        h('td', {}, h('button', { type: 'button', class: 'danger', disabled: session.readOnly, 'aria-label': 'Unlink ' + c.name,
+        h('td', {}, h('label', { class: 'inline', for: toggle.id }, toggle, c.enabled ? 'enabled' : 'disabled', h('span', { class: 'sr-only' }, ' (' + c.name + ')'))),
+        h('td', {}, h('button', { type: 'button', class: 'danger', disabled: session.readOnly, dataset: { unlink: c.control_id }, 'aria-label': 'Unlink ' + c.name,
           onclick: async () => {
-            try { await api.del(`/agents/${encodeURIComponent(name)}/controls/${c.control_id}`); await loadControls(); }
-            catch (err) { msg.replaceChildren(errorBox(err)); }
+            try {
+              await api.del(`/agents/${encodeURIComponent(name)}/controls/${c.control_id}`);
+              msg.replaceChildren(h('div', { class: 'ok-box', role: 'status' }, `Unlinked ${c.name}.`));
+              await loadControls();
+            } catch (err) { msg.replaceChildren(errorBox(err)); }
           } }, 'Unlink')));
     });
-    controlsBox.append(table(['Control', 'Action', 'Enabled', ''], rows, 'No controls linked to this agent.'));
 
-    // Link form: pick any control by name.
+    // Link form: pick any control by name (the first 100, newest first).
     let options = [];
     try { options = (await api.get('/controls?limit=100')).controls; } catch { /* the list is optional */ }
     const linked = new Set(controls.map(c => c.control_id));
-    const select = h('select', { id: 'link-control' }, h('option', { value: '' }, 'Choose a control…'),
-      options.filter(c => !linked.has(c.control_id)).map(c => h('option', { value: c.control_id }, `${c.name} (#${c.control_id})`)));
-    controlsBox.append(h('form', { class: 'toolbar', onsubmit: async (e) => {
+    const free = options.filter(c => !linked.has(c.control_id));
+    const select = h('select', { id: 'link-control', disabled: session.readOnly || !free.length },
+      h('option', { value: '' }, free.length ? 'Choose a control…' : 'No other control to link'),
+      free.map(c => h('option', { value: c.control_id }, `${c.name} (#${c.control_id}, ${c.decision || 'no data'})`)));
+    const form = h('form', { class: 'toolbar', id: 'link-form', onsubmit: async (e) => {
       e.preventDefault();
-      if (!select.value) return;
-      try { await api.post(`/agents/${encodeURIComponent(name)}/controls/${select.value}`); await loadControls(); }
-      catch (err) { msg.replaceChildren(errorBox(err)); }
+      if (!select.value) { msg.replaceChildren(h('div', { class: 'notice', role: 'status' }, 'Choose a control to link first.')); select.focus(); return; }
+      const picked = select.selectedOptions[0].textContent;
+      try {
+        await api.post(`/agents/${encodeURIComponent(name)}/controls/${select.value}`);
+        msg.replaceChildren(h('div', { class: 'ok-box', role: 'status' }, `Linked ${picked}.`));
+        await loadControls();
+      } catch (err) { msg.replaceChildren(errorBox(err)); }
     } }, h('div', { class: 'grow' }, field('Link a control', select)),
-    h('button', { type: 'submit', class: 'primary', disabled: session.readOnly }, 'Link')));
+    h('button', { type: 'submit', class: 'primary', id: 'link-submit', disabled: session.readOnly || !free.length }, 'Link'));
+
+    const keepFocus = document.activeElement && controlsBox.contains(document.activeElement) ? document.activeElement.id : null;
+    controlsBox.replaceChildren(h('h2', { id: 'agent-controls' }, 'Linked controls'), msg,
+      h('div', { id: 'linked-controls' }, table(['Control', 'Action', 'Enabled', h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Unlink'))], rows, 'No controls linked to this agent.')),
+      form);
+    if (keepFocus && document.getElementById(keepFocus)) document.getElementById(keepFocus).focus();
   }
 
   const range = h('select', { id: 'stats-range' }, ['1m', '5m', '15m', '1h', '6h', '24h', '7d', '30d'].map(r => h('option', { value: r, selected: r === '1h' }, r)));
+  const refresh = h('button', { type: 'button', id: 'stats-refresh', onclick: () => loadStats() }, 'Refresh');
+  const statsBody = h('div', { id: 'stats-body', 'aria-live': 'polite' });
+  statsBox.append(h('h2', { id: 'agent-stats' }, 'Statistics'),
+    h('div', { class: 'toolbar' }, field('Time range', range), refresh), statsBody);
+  let statsSeq = 0;
   async function loadStats() {
-    clear(statsBox).append(h('h2', { id: 'agent-stats' }, 'Statistics'),
-      h('div', { class: 'toolbar' }, field('Time range', range), h('button', { type: 'button', id: 'stats-refresh', onclick: loadStats }, 'Refresh')));
+    const mine = ++statsSeq;
+    statsBody.setAttribute('aria-busy', 'true');
     let st;
     try {
       st = await api.get('/observability/stats' + qs({ agent_name: name, time_range: range.value, include_timeseries: 'true' }));
     } catch (e) {
-      statsBox.append(e.code === 'OBSERVABILITY_DISABLED' ? h('div', { class: 'notice' }, 'Observability is disabled on this server (OBSERVABILITY_ENABLED=false): no statistics are recorded.') : errorBox(e));
+      if (mine !== statsSeq) return;
+      statsBody.replaceChildren(e.code === 'OBSERVABILITY_DISABLED' ? h('div', { class: 'notice' }, 'Observability is disabled on this server (OBSERVABILITY_ENABLED=false): no statistics are recorded.') : errorBox(e));
+      statsBody.setAttribute('aria-busy', 'false');
       return;
     }
+    if (mine !== statsSeq) return;
     const t = st.totals;
-    statsBox.append(h('div', { class: 'totals', id: 'stats-totals' },
-      h('div', {}, h('strong', { 'data-stat': 'execution_count' }, String(t.execution_count)), 'evaluations'),
-      h('div', {}, h('strong', { 'data-stat': 'match_count' }, String(t.match_count)), 'matches'),
-      h('div', {}, h('strong', { 'data-stat': 'error_count' }, String(t.error_count)), 'errors'),
-      Object.entries(t.action_counts || {}).map(([k, v]) => h('div', {}, h('strong', { 'data-stat': k }, String(v)), k))));
-    statsBox.append(matchesChart(t.timeseries || []));
-    statsBox.append(table(['Control', 'Evaluations', 'Matches', 'Errors', h('th', { class: 'hide-narrow', scope: 'col' }, 'Avg ms')],
-      (st.controls || []).map(c => h('tr', {}, h('td', {}, c.control_name), h('td', {}, String(c.execution_count)), h('td', {}, String(c.match_count)),
-        h('td', {}, String(c.error_count)), h('td', { class: 'hide-narrow' }, (c.avg_duration_ms || 0).toFixed(3)))), 'No evaluations in this range.'));
+    const counts = t.action_counts || {};
+    statsBody.replaceChildren(
+      h('div', { class: 'totals', id: 'stats-totals' },
+        h('div', {}, h('strong', { 'data-stat': 'execution_count' }, String(t.execution_count)), 'evaluations'),
+        h('div', {}, h('strong', { 'data-stat': 'match_count' }, String(t.match_count)), 'matches'),
+        h('div', {}, h('strong', { 'data-stat': 'non_match_count' }, String(t.non_match_count)), 'no match'),
+        h('div', {}, h('strong', { 'data-stat': 'error_count' }, String(t.error_count)), 'errors'),
+        ['deny', 'steer', 'warn', 'log', 'allow'].map(k => h('div', { class: 'action-total' }, h('strong', { 'data-stat': k }, String(counts[k] || 0)), badge(k)))),
+      h('div', { id: 'stats-chart' }, matchesChart(t.timeseries || [], range.value)),
+      h('h3', {}, 'By control'),
+      h('div', { id: 'stats-controls' },
+        table(['Control', 'Evaluations', 'Matches', 'Errors', h('th', { class: 'hide-narrow', scope: 'col' }, 'Avg confidence'), h('th', { class: 'hide-narrow', scope: 'col' }, 'Avg ms')],
+          (st.controls || []).map(c => h('tr', {}, h('td', {}, c.control_name || ('#' + c.control_id)), h('td', {}, String(c.execution_count)), h('td', {}, String(c.match_count)),
+            h('td', {}, String(c.error_count)), h('td', { class: 'hide-narrow' }, (c.avg_confidence || 0).toFixed(2)), h('td', { class: 'hide-narrow' }, (c.avg_duration_ms || 0).toFixed(3)))),
+          'No evaluations in this range.')));
+    statsBody.setAttribute('aria-busy', 'false');
   }
-  range.addEventListener('change', loadStats);
+  range.addEventListener('change', () => loadStats());
   await loadControls();
   await loadStats();
 }

@@ -15,7 +15,9 @@ export async function controlsView(el) {
   };
   const results = h('div', { id: 'controls-results' });
   el.append(h('div', { class: 'toolbar' }, h('h1', { class: 'grow' }, 'Controls'),
-    h('a', { class: 'button primary', href: '#/controls/new', id: 'new-control', 'aria-disabled': session.readOnly ? 'true' : null }, 'New control')),
+    session.readOnly
+      ? h('button', { type: 'button', class: 'primary', id: 'new-control', disabled: true, title: 'A read-only key cannot create controls' }, 'New control')
+      : h('a', { class: 'button primary', href: '#/controls/new', id: 'new-control' }, 'New control')),
   h('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); state.cursors = ['']; state.page = 0; load(); } },
     field('Name', f.name), field('Enabled', f.enabled), field('Tag', f.tag), field('Step type', f.step_type), field('Stage', f.stage),
     h('button', { type: 'submit' }, 'Filter')),
@@ -44,13 +46,19 @@ export async function controlsView(el) {
   await load();
 }
 
+
 const list = (s) => s.split(',').map(x => x.trim()).filter(Boolean);
 const lines = (s) => s.split('\n').map(x => x.trim()).filter(Boolean);
 
 const DEFAULT_CONDITION = { selector: { path: 'input' }, evaluator: { name: 'regex', config: { pattern: '\\b\\d{3}-\\d{2}-\\d{4}\\b' } } };
 
-// FIELD_OF maps a problem path (without the "data." prefix) to the editor field that shows it.
+// NAME_RE is the contract's rule for control names.
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,254}$/;
+
+// FIELD_OF maps a problem path (without the "data." prefix) to the editor field that shows it; the
+// first matching prefix wins.
 const FIELD_OF = [
+  ['name', 'name'],
   ['description', 'description'], ['enabled', 'enabled'], ['execution', 'execution'], ['tags', 'tags'],
   ['scope.step_types', 'step_types'], ['scope.step_names', 'step_names'], ['scope.step_name_regex', 'step_name_regex'],
   ['scope.stages', 'stages'], ['scope', 'stages'],
@@ -60,10 +68,13 @@ const FIELD_OF = [
 ];
 
 function fieldFor(path) {
-  const p = path.replace(/^data\.?/, '');
+  const p = path.replace(/^data(\.|$)/, '');
   for (const [prefix, key] of FIELD_OF) if (p === prefix || p.startsWith(prefix + '.')) return key;
   return 'form';
 }
+
+// flash is a message for the next editor shown (after a create, the page changes route).
+let flash = null;
 
 export async function controlEditView(el, controlId) {
   let control = null, data = null;
@@ -77,30 +88,42 @@ export async function controlEditView(el, controlId) {
   const steer = act.steering_context || {};
   const ro = session.readOnly;
   const i = {
-    name: h('input', { type: 'text', id: 'ctl-name', value: control ? control.name : '', required: true, disabled: ro, autocomplete: 'off' }),
-    description: h('textarea', { id: 'ctl-description', disabled: ro }, d.description || ''),
+    name: h('input', { type: 'text', id: 'ctl-name', value: control ? control.name : '', required: true, disabled: ro, autocomplete: 'off', spellcheck: 'false' }),
+    description: h('textarea', { id: 'ctl-description', disabled: ro, rows: 2 }, d.description || ''),
     enabled: h('input', { type: 'checkbox', id: 'ctl-enabled', checked: d.enabled !== false, disabled: ro }),
     execution: h('select', { id: 'ctl-execution', disabled: ro }, ['server', 'sdk'].map(x => h('option', { value: x, selected: (d.execution || 'server') === x }, x))),
     step_types: h('input', { type: 'text', id: 'ctl-step-types', value: (sc.step_types || []).join(', '), disabled: ro }),
     step_names: h('input', { type: 'text', id: 'ctl-step-names', value: (sc.step_names || []).join(', '), disabled: ro }),
-    step_name_regex: h('input', { type: 'text', id: 'ctl-step-regex', value: sc.step_name_regex || '', disabled: ro }),
+    step_name_regex: h('input', { type: 'text', id: 'ctl-step-regex', value: sc.step_name_regex || '', disabled: ro, spellcheck: 'false' }),
     pre: h('input', { type: 'checkbox', id: 'ctl-stage-pre', checked: !sc.stages || sc.stages.includes('pre'), disabled: ro }),
     post: h('input', { type: 'checkbox', id: 'ctl-stage-post', checked: !sc.stages || sc.stages.includes('post'), disabled: ro }),
-    decision: h('select', { id: 'ctl-decision', disabled: ro }, ['deny', 'steer', 'warn', 'log', 'allow'].map(x => h('option', { value: x, selected: (act.decision || 'deny') === x }, x))),
+    decision: h('select', { id: 'ctl-decision', disabled: ro }, ['deny', 'steer', 'warn', 'log', 'allow'].map(x => h('option', { value: x, selected: (act.decision === 'observe' ? 'log' : act.decision || 'deny') === x }, x))),
     steering_message: h('input', { type: 'text', id: 'ctl-steer-message', value: steer.message || '', disabled: ro }),
-    required_actions: h('textarea', { id: 'ctl-steer-actions', disabled: ro }, (steer.required_actions || []).join('\n')),
-    action_metadata: h('textarea', { id: 'ctl-action-metadata', disabled: ro }, act.metadata ? JSON.stringify(act.metadata, null, 2) : ''),
+    required_actions: h('textarea', { id: 'ctl-steer-actions', disabled: ro, rows: 3 }, (steer.required_actions || []).join('\n')),
+    action_metadata: h('textarea', { id: 'ctl-action-metadata', disabled: ro, rows: 3, spellcheck: 'false' }, act.metadata ? JSON.stringify(act.metadata, null, 2) : ''),
     tags: h('input', { type: 'text', id: 'ctl-tags', value: (d.tags || []).join(', '), disabled: ro }),
     condition: h('textarea', { id: 'ctl-condition', class: 'tall', spellcheck: 'false', disabled: ro }, JSON.stringify(d.condition || DEFAULT_CONDITION, null, 2)),
   };
+  // inputsOf lists the inputs a problems box belongs to (to mark them aria-invalid).
+  const inputsOf = (key) => key === 'stages' ? [i.pre, i.post] : i[key] ? [i[key]] : [];
   const status = h('div', { id: 'form-status', 'aria-live': 'polite' });
+  const stagesProblems = h('div', { class: 'problems', id: 'ctl-stages-problems', dataset: { field: 'stages' }, 'aria-live': 'polite' });
+  i.pre.setAttribute('aria-describedby', stagesProblems.id);
+  i.post.setAttribute('aria-describedby', stagesProblems.id);
   const stagesBox = h('fieldset', { class: 'field' }, h('legend', {}, 'Stages'),
     h('label', { class: 'inline', for: i.pre.id }, i.pre, 'pre (before the call)'),
     h('label', { class: 'inline', for: i.post.id }, i.post, 'post (after the call)'),
-    h('div', { class: 'problems', dataset: { field: 'stages' }, 'aria-live': 'polite' }));
+    stagesProblems);
+  const enabledProblems = h('div', { class: 'problems', id: 'ctl-enabled-problems', dataset: { field: 'enabled' } });
+  i.enabled.setAttribute('aria-describedby', enabledProblems.id);
+  const steerOnly = [];
 
+  // collect reads the form into control data; problems holds what can be told without the server.
   function collect() {
     const problems = [];
+    const name = i.name.value.trim();
+    if (!name) problems.push({ field: 'name', message: 'is required' });
+    else if (!NAME_RE.test(name)) problems.push({ field: 'name', message: 'must be 1-255 letters, digits, _ or -, starting with a letter or digit' });
     const out = {
       description: i.description.value, enabled: i.enabled.checked, execution: i.execution.value,
       scope: {}, action: { decision: i.decision.value }, tags: list(i.tags.value),
@@ -108,16 +131,16 @@ export async function controlEditView(el, controlId) {
     if (list(i.step_types.value).length) out.scope.step_types = list(i.step_types.value);
     if (list(i.step_names.value).length) out.scope.step_names = list(i.step_names.value);
     if (i.step_name_regex.value.trim()) out.scope.step_name_regex = i.step_name_regex.value.trim();
-    const stages = [i.pre.checked && 'pre', i.post.checked && 'post'].filter(Boolean);
-    out.scope.stages = stages;
-    if (i.decision.value === 'steer' || i.steering_message.value.trim()) {
+    out.scope.stages = [i.pre.checked && 'pre', i.post.checked && 'post'].filter(Boolean);
+    if (i.decision.value === 'steer') {
       out.action.steering_context = { message: i.steering_message.value.trim(), required_actions: lines(i.required_actions.value) };
     }
+    let jsonOK = true;
     if (i.action_metadata.value.trim()) {
-      try { out.action.metadata = JSON.parse(i.action_metadata.value); } catch { problems.push({ field: 'data.action.metadata', message: 'is not valid JSON' }); }
+      try { out.action.metadata = JSON.parse(i.action_metadata.value); } catch { jsonOK = false; problems.push({ field: 'data.action.metadata', message: 'is not valid JSON' }); }
     }
-    try { out.condition = JSON.parse(i.condition.value); } catch (e) { problems.push({ field: 'data.condition', message: 'is not valid JSON: ' + e.message }); }
-    return { data: out, problems };
+    try { out.condition = JSON.parse(i.condition.value); } catch (e) { jsonOK = false; problems.push({ field: 'data.condition', message: 'is not valid JSON: ' + e.message }); }
+    return { data: out, problems, jsonOK };
   }
 
   function showProblems(problems) {
@@ -126,39 +149,52 @@ export async function controlEditView(el, controlId) {
     for (const p of problems) {
       const key = fieldFor(p.field || '');
       const box = el.querySelector(`.problems[data-field="${key}"]`) || el.querySelector('.problems[data-field="form"]');
-      const rel = (p.field || '').replace(/^data\.?/, '');
+      const rel = (p.field || '').replace(/^data(\.|$)/, '');
       box.append(h('div', { class: 'problem', dataset: { path: p.field || '' } }, (key === 'condition' && rel ? rel + ': ' : '') + p.message));
-      if (i[key]) i[key].setAttribute('aria-invalid', 'true');
+      for (const inp of inputsOf(key)) inp.setAttribute('aria-invalid', 'true');
     }
+  }
+
+  function syncSteer() {
+    const on = i.decision.value === 'steer';
+    for (const box of steerOnly) box.hidden = !on;
   }
 
   let timer = null, seq = 0;
   async function validate() {
-    const { data: body, problems } = collect();
+    const { data: body, problems, jsonOK } = collect();
     const mine = ++seq;
-    if (problems.length) { showProblems(problems); return false; }
+    if (!jsonOK) { showProblems(problems); status.replaceChildren(); return false; }
+    let serverProblems = [];
     try {
       await api.post('/controls/validate', { data: body });
-      if (mine === seq) { showProblems([]); status.replaceChildren(h('span', { class: 'muted', id: 'valid-mark' }, 'Valid')); }
-      return true;
     } catch (e) {
       if (mine !== seq) return false;
-      if (e.status === 422) { showProblems(e.problems.length ? e.problems : [{ field: '', message: e.message }]); status.replaceChildren(); }
-      else if (e.status === 403) { /* read-only key: nothing to validate against */ }
-      else status.replaceChildren(errorBox(e));
-      return false;
+      if (e.status === 422) serverProblems = e.problems.length ? e.problems : [{ field: '', message: e.message }];
+      else if (e.status === 403) return false; // read-only key: nothing to validate against
+      else { status.replaceChildren(errorBox(e)); return false; }
     }
+    if (mine !== seq) return false;
+    const all = problems.concat(serverProblems);
+    showProblems(all);
+    status.replaceChildren(all.length ? h('span', { class: 'problem-count' }, `${all.length} problem${all.length > 1 ? 's' : ''} to fix`)
+      : h('span', { class: 'valid', id: 'valid-mark' }, 'Valid'));
+    return all.length === 0;
   }
-  const schedule = () => { clearTimeout(timer); timer = setTimeout(validate, 350); };
+  const schedule = () => { clearTimeout(timer); timer = setTimeout(validate, 300); };
 
-  const form = h('form', { class: 'card', id: 'control-form', novalidate: true, oninput: schedule, onchange: schedule, onsubmit: async (e) => {
+  const form = h('form', { class: 'card', id: 'control-form', novalidate: true, oninput: schedule, onchange: () => { syncSteer(); schedule(); }, onsubmit: async (e) => {
     e.preventDefault();
     if (ro) return;
+    clearTimeout(timer);
     const { data: body, problems } = collect();
-    if (problems.length) { showProblems(problems); return; }
+    if (problems.length) { showProblems(problems); status.replaceChildren(h('span', { class: 'problem-count' }, 'Fix the problems first')); return; }
+    const save = form.querySelector('#save-control');
+    save.disabled = true;
     try {
       if (control === null) {
         const res = await api.put('/controls', { name: i.name.value.trim(), data: body });
+        flash = `Created control ${i.name.value.trim()}.`;
         location.hash = '#/controls/' + res.control_id;
         return;
       }
@@ -166,20 +202,25 @@ export async function controlEditView(el, controlId) {
       const res = await api.put(`/controls/${control.control_id}/data`, { data: body });
       control = await api.get('/controls/' + control.control_id);
       showProblems([]);
-      status.replaceChildren(h('div', { class: 'ok-box', id: 'saved' }, `Saved as version ${res.version}.`));
+      heading.textContent = `Control ${control.name}`;
+      meta.textContent = metaText(control);
+      status.replaceChildren(h('div', { class: 'ok-box', id: 'saved', role: 'status' }, `Saved as version ${res.version}.`));
     } catch (err) {
-      if (err.status === 422) showProblems(err.problems.map(p => p.field === 'name' ? { ...p, field: 'name' } : p));
-      if (err.code === 'CONTROL_NAME_CONFLICT') showNameProblem(err.message);
+      if (err.status === 422) showProblems(err.problems);
+      if (err.code === 'CONTROL_NAME_CONFLICT') showProblems([{ field: 'name', message: 'is already used by another control' }]);
       status.replaceChildren(errorBox(err));
+    } finally {
+      save.disabled = false;
     }
   } },
-  h('div', { class: 'problems', dataset: { field: 'form' }, 'aria-live': 'polite' }),
+  h('div', { class: 'problems', id: 'ctl-form-problems', dataset: { field: 'form' }, 'aria-live': 'polite' }),
   h('div', { class: 'grid2' },
     h('div', {},
       field('Name', i.name, 'letters, digits, _ and -', 'name'),
       field('Description', i.description, null, 'description'),
-      h('div', { class: 'field' }, h('label', { class: 'inline', for: i.enabled.id }, i.enabled, 'Enabled'), h('div', { class: 'problems', dataset: { field: 'enabled' } })),
+      h('div', { class: 'field' }, h('label', { class: 'inline', for: i.enabled.id }, i.enabled, 'Enabled'), enabledProblems),
       field('Execution', i.execution, 'server: POST /evaluation; sdk: in the agent', 'execution'),
+      field('Tags', i.tags, 'comma-separated', 'tags'),
       h('h2', {}, 'Scope'),
       field('Step types', i.step_types, 'comma-separated; empty: every type', 'step_types'),
       field('Step names', i.step_names, 'comma-separated exact names', 'step_names'),
@@ -187,23 +228,21 @@ export async function controlEditView(el, controlId) {
       stagesBox,
       h('h2', {}, 'Action'),
       field('Decision', i.decision, null, 'decision'),
-      field('Steering message', i.steering_message, 'required for steer', 'steering_message'),
-      field('Required actions', i.required_actions, 'one per line', 'required_actions'),
-      field('Action metadata (JSON)', i.action_metadata, null, 'action_metadata'),
-      field('Tags', i.tags, 'comma-separated', 'tags')),
+      steerOnly[steerOnly.push(field('Steering message', i.steering_message, 'required for steer', 'steering_message')) - 1],
+      steerOnly[steerOnly.push(field('Required actions', i.required_actions, 'one per line', 'required_actions')) - 1],
+      field('Action metadata (JSON)', i.action_metadata, 'optional, e.g. {"severity": "high"}', 'action_metadata')),
     h('div', {},
-      field('Condition (JSON)', i.condition, 'a leaf {selector, evaluator} or {and|or: [...]}, {not: ...}', 'condition'))),
-  h('div', { class: 'toolbar' }, h('button', { type: 'submit', class: 'primary', id: 'save-control', disabled: ro }, control ? 'Save' : 'Create control'), status));
+      field('Condition (JSON)', i.condition, 'a leaf {selector, evaluator} or {"and"|"or": [...]}, {"not": ...}', 'condition'),
+      h('p', { class: 'muted small' }, 'See ', h('a', { href: '#/evaluators' }, 'the evaluators'), ' for their config schemas.'))),
+  h('div', { class: 'toolbar form-actions' }, h('button', { type: 'submit', class: 'primary', id: 'save-control', disabled: ro }, control ? 'Save' : 'Create control'), status));
 
-  function showNameProblem(message) {
-    const box = el.querySelector('.problems[data-field="name"]');
-    box.replaceChildren(h('div', { class: 'problem' }, message));
-  }
-
-  el.append(h('h1', {}, control ? `Control ${control.name}` : 'New control'));
+  const heading = h('h1', {}, control ? `Control ${control.name}` : 'New control');
+  const metaText = (c) => `#${c.control_id} · version ${c.version} · ${c.enabled ? 'enabled' : 'disabled'} · updated ${fmtTime(c.updated_at)}`;
+  const meta = h('span', { class: 'grow muted', id: 'control-meta' }, control ? metaText(control) : '');
+  el.append(heading);
+  if (flash) { el.append(h('div', { class: 'ok-box', id: 'created', role: 'status' }, flash)); flash = null; }
   if (control) {
-    el.append(h('div', { class: 'toolbar' },
-      h('span', { class: 'grow muted' }, `#${control.control_id} · version ${control.version} · updated ${fmtTime(control.updated_at)}`),
+    el.append(h('div', { class: 'toolbar' }, meta,
       h('a', { class: 'button', href: `#/controls/${control.control_id}/history`, id: 'history-link' }, 'History'),
       h('button', { type: 'button', id: 'toggle-enabled', disabled: ro, onclick: async () => {
         try { await api.patch('/controls/' + control.control_id, { enabled: !control.enabled }); clear(el); await controlEditView(el, control.control_id); }
@@ -213,7 +252,14 @@ export async function controlEditView(el, controlId) {
     if (!data) el.append(h('div', { class: 'notice' }, 'This control has no data yet: it is disabled until you save a condition and an action.'));
   }
   el.append(form);
+  syncSteer();
   if (!ro) validate();
+}
+
+// inUseAgents reads the agent names out of a CONTROL_IN_USE problem ("... linked to 2 agent(s): a, b; ...").
+function inUseAgents(message) {
+  const m = message.match(/agent\(s\): ([^;]+)/) || message.match(/: ([^;]+);/);
+  return m ? m[1].split(',').map(a => a.trim()).filter(Boolean) : [];
 }
 
 function confirmDelete(el, control) {
@@ -224,18 +270,20 @@ function confirmDelete(el, control) {
     out,
     h('div', { class: 'toolbar' },
       h('button', { type: 'button', class: 'danger solid', id: 'confirm-delete', onclick: () => attempt(false) }, 'Delete'),
-      h('button', { type: 'button', id: 'cancel-delete', onclick: () => { dlg.close(); dlg.remove(); } }, 'Cancel')));
+      h('button', { type: 'button', id: 'cancel-delete', onclick: () => dlg.close() }, 'Cancel')));
+  dlg.addEventListener('close', () => dlg.remove());
   async function attempt(force) {
     try {
       await api.del(`/controls/${control.control_id}${force ? '?force=true' : ''}`);
-      dlg.close(); dlg.remove();
+      dlg.close();
       location.hash = '#/controls';
     } catch (err) {
       if (err.code === 'CONTROL_IN_USE') {
-        const agents = (err.message.match(/: ([^;]+);/) || [])[1] || '';
-        out.replaceChildren(h('div', { class: 'notice', id: 'in-use' }, 'Agents still use this control: ',
-          h('ul', {}, agents.split(',').map(a => a.trim()).filter(Boolean).map(a => h('li', {}, a)))),
+        const agents = inUseAgents(err.message);
+        out.replaceChildren(h('div', { class: 'notice', id: 'in-use' }, 'These agents still use this control:',
+          h('ul', {}, agents.map(a => h('li', {}, h('a', { href: '#/agents/' + encodeURIComponent(a), onclick: () => dlg.close() }, a))))),
         h('button', { type: 'button', class: 'danger solid', id: 'force-delete', onclick: () => attempt(true) }, 'Unlink from them and delete'));
+        out.querySelector('#force-delete').focus();
       } else out.replaceChildren(errorBox(err));
     }
   }
