@@ -144,7 +144,7 @@ func upsertControl(ctx context.Context, c *client.HTTPClient, name string, data 
 			return s.ID, nil
 		}
 	}
-	return 0, err
+	return 0, fmt.Errorf("a control named %s exists but is not in the first page of the list", name)
 }
 
 func fakeLLM(_ context.Context, prompt string) (string, error) {
