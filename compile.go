@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/guardrail-control/guard/evaluator"
 )
@@ -13,35 +16,25 @@ import (
 // compile validates controls and compiles those the engine runs into a snapshot. It never returns a
 // partial snapshot: any problem fails the whole set with a *ValidationError whose field paths start
 // with controls.<index>.
+//
+// Validation and evaluator building (regex compilation, list normalisation: the bulk of the work) run
+// in parallel over the controls; assembling the snapshot is sequential and deterministic.
 func compile(controls []Control, cfg *engineConfig) (*snapshot, error) {
+	preps := make([]prepared, len(controls))
+	parallel(len(controls), func(i int) { preps[i] = prepare(&controls[i], cfg, "controls."+strconv.Itoa(i)) })
 	c := compiler{cfg: cfg, pathIDs: make(map[string]int32)}
 	var problems []Problem
 	for i := range controls {
-		prefix := "controls." + strconv.Itoa(i)
-		data := controls[i].Data // a shallow copy: validation may normalise it
-		execution := data.Execution
-		if execution == "" {
-			execution = ExecutionServer
-		}
-		runs := data.Enabled && cfg.executions[execution]
-		opts := []ValidateOption{WithValidationRegistry(cfg.registry)}
-		if !runs {
-			// A control the engine does not run may name evaluators only its runner has.
-			opts = append(opts, AllowUnknownEvaluators())
-		}
-		if err := data.Validate(opts...); err != nil {
-			var ve *ValidationError
-			if errors.As(err, &ve) {
-				problems = append(problems, ve.WithPrefix(prefix).Problems...)
-			} else {
-				problems = append(problems, Problem{Field: prefix, Code: CodeInvalid, Message: err.Error()})
-			}
+		p := &preps[i]
+		if len(p.problems) > 0 {
+			problems = append(problems, p.problems...)
 			continue
 		}
-		if !runs {
+		if !p.runs {
 			continue
 		}
-		cc, ps := c.control(&controls[i], &data, prefix)
+		c.builds, c.next = p.builds, 0
+		cc, ps := c.control(&controls[i], &p.data, p.prefix)
 		if len(ps) > 0 {
 			problems = append(problems, ps...)
 			continue
@@ -71,12 +64,116 @@ func compile(controls []Control, cfg *engineConfig) (*snapshot, error) {
 	return s, nil
 }
 
+// prepared is a validated control with its evaluators built, leaf by leaf in tree order.
+type prepared struct {
+	prefix   string
+	data     ControlData
+	runs     bool
+	problems []Problem
+	builds   []built
+}
+
+type built struct {
+	b   *evaluator.Built
+	err error
+}
+
+// prepare validates one control and, if the engine runs it, builds its evaluators.
+func prepare(ctl *Control, cfg *engineConfig, prefix string) prepared {
+	p := prepared{prefix: prefix, data: ctl.Data} // a shallow copy: validation may normalise it
+	execution := p.data.Execution
+	if execution == "" {
+		execution = ExecutionServer
+	}
+	p.runs = p.data.Enabled && cfg.executions[execution]
+	opts := []ValidateOption{WithValidationRegistry(cfg.registry)}
+	if p.runs {
+		// The compiler builds every evaluator right after and reports config problems itself:
+		// build each once, not twice.
+		opts = append(opts, SkipEvaluatorConfigs())
+	} else {
+		// A control the engine does not run may name evaluators only its runner has.
+		opts = append(opts, AllowUnknownEvaluators())
+	}
+	if err := p.data.Validate(opts...); err != nil {
+		var ve *ValidationError
+		if errors.As(err, &ve) {
+			p.problems = ve.WithPrefix(prefix).Problems
+		} else {
+			p.problems = []Problem{{Field: prefix, Code: CodeInvalid, Message: "is not valid control data"}}
+		}
+		return p
+	}
+	if p.runs {
+		p.builds = buildLeaves(&p.data.Condition, cfg.registry, p.builds, 0)
+	}
+	return p
+}
+
+// buildLeaves builds the evaluator of every leaf in the order compiler.node visits them.
+func buildLeaves(n *Condition, reg *evaluator.Registry, out []built, depth int) []built {
+	if depth > MaxConditionDepth {
+		return out
+	}
+	switch {
+	case n.IsLeaf():
+		if n.Selector == nil || n.Evaluator == nil {
+			return append(out, built{err: errors.New("incomplete leaf")})
+		}
+		b, err := reg.Build(n.Evaluator.Name, n.Evaluator.Config)
+		return append(out, built{b, err})
+	case len(n.And) > 0:
+		for i := range n.And {
+			out = buildLeaves(&n.And[i], reg, out, depth+1)
+		}
+	case len(n.Or) > 0:
+		for i := range n.Or {
+			out = buildLeaves(&n.Or[i], reg, out, depth+1)
+		}
+	case n.Not != nil:
+		out = buildLeaves(n.Not, reg, out, depth+1)
+	}
+	return out
+}
+
+// parallel runs f(0..n-1) on up to GOMAXPROCS goroutines (inline for small n).
+func parallel(n int, f func(i int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if per := 32; n/per < workers {
+		workers = n / per
+	}
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // compiler holds the state of one compilation.
 type compiler struct {
 	cfg     *engineConfig
 	snap    snapshot
 	paths   []cPath
 	pathIDs map[string]int32
+	builds  []built // evaluators of the control being compiled, in leaf order
+	next    int
 }
 
 func (c *compiler) control(ctl *Control, d *ControlData, prefix string) (cControl, []Problem) {
@@ -137,26 +234,42 @@ func (c *compiler) node(n *Condition, field string, cc *cControl, seen map[int32
 }
 
 func (c *compiler) leaf(n *Condition, field string, cc *cControl, seen map[int32]bool, problems *[]Problem) *cLeaf {
-	if n.Selector == nil || n.Evaluator == nil {
+	if c.next >= len(c.builds) || n.Selector == nil || n.Evaluator == nil {
+		c.next++
 		*problems = append(*problems, Problem{Field: field, Code: CodeShape, Message: "a leaf needs both selector and evaluator"})
 		return nil
 	}
-	built, err := c.cfg.registry.Build(n.Evaluator.Name, n.Evaluator.Config)
+	bl := c.builds[c.next]
+	c.next++
+	built, err := bl.b, bl.err
 	if err != nil {
 		var ce *evaluator.ConfigError
 		switch {
 		case errors.Is(err, evaluator.ErrUnknownEvaluator):
 			*problems = append(*problems, Problem{Field: field + ".evaluator.name", Code: CodeUnknownEvaluator, Message: "is not a registered, available evaluator"})
 		case errors.As(err, &ce):
-			for _, fe := range ce.Problems {
+			// The same problems, in the same order, as validation reports them.
+			fes := append([]evaluator.FieldError(nil), ce.Problems...)
+			sort.SliceStable(fes, func(i, j int) bool { return fes[i].Field < fes[j].Field })
+			if len(fes) == 0 {
+				*problems = append(*problems, Problem{Field: field + ".evaluator.config", Code: CodeInvalid, Message: "is not a valid configuration for this evaluator"})
+			}
+			for _, fe := range fes {
 				f := field + ".evaluator.config"
 				if fe.Field != "" {
 					f += "." + fe.Field
 				}
-				*problems = append(*problems, Problem{Field: f, Code: fe.Code, Message: fe.Message})
+				code, msg := fe.Code, fe.Message
+				if code == "" {
+					code = CodeInvalid
+				}
+				if msg == "" {
+					msg = "is invalid"
+				}
+				*problems = append(*problems, Problem{Field: f, Code: code, Message: msg})
 			}
 		default:
-			*problems = append(*problems, Problem{Field: field + ".evaluator", Code: CodeInvalid, Message: "cannot be built"})
+			*problems = append(*problems, Problem{Field: field + ".evaluator.config", Code: CodeInvalid, Message: "is not a valid configuration for this evaluator"})
 		}
 		return nil
 	}
