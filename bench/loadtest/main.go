@@ -1,0 +1,315 @@
+// Command loadtest measures POST /api/v1/evaluation under concurrent load on the loopback interface and
+// compares it with a bare net/http handler that decodes the same request JSON and encodes the same
+// response JSON, so the ratio shows the cost of the server itself (routing, middleware, auth, the engine
+// cache and the evaluation).
+//
+//	go run ./bench/loadtest                      # in-process server over a temporary SQLite file
+//	go run ./bench/loadtest -target http://127.0.0.1:8000 -api-key KEY
+//
+// With no -target it starts the real server (package server over store, metrics and event recording on,
+// as examples/server runs it) on 127.0.0.1 with a free port. It creates an agent with 10 controls through
+// the API, then runs -c connections for -d against each handler (after a short warm-up) and prints
+// requests/s, p50 and p99 latency for both and the ratio.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/server"
+	"github.com/guardrail-control/guard/server/observability"
+	"github.com/guardrail-control/guard/store"
+)
+
+func main() {
+	var (
+		target   = flag.String("target", "", "base URL of a running server (default: start one in-process)")
+		apiKey   = flag.String("api-key", "", "X-API-Key for -target (an admin key: the set-up creates controls)")
+		conns    = flag.Int("c", 32, "concurrent connections")
+		duration = flag.Duration("d", 10*time.Second, "measurement duration per handler (at most 2m)")
+		warmup   = flag.Duration("warmup", time.Second, "warm-up before each measurement")
+		obs      = flag.Bool("observability", true, "in-process server: record observability events as the default configuration does")
+	)
+	flag.Parse()
+	if *duration <= 0 || *duration > 2*time.Minute || *conns < 1 || *conns > 1024 {
+		fmt.Fprintln(os.Stderr, "loadtest: -d must be in (0, 2m] and -c in [1, 1024]")
+		os.Exit(2)
+	}
+	if err := run(*target, *apiKey, *conns, *duration, *warmup, *obs); err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+const agentName = "loadtest-agent"
+
+// requestBody is the evaluation request every worker sends.
+var requestBody = []byte(`{"agent_name":"` + agentName + `","stage":"pre","step":{"type":"llm","name":"chat",` +
+	`"input":"Please summarise the quarterly report for the team and list the three main risks.","context":{"user":"u-1"}}}`)
+
+func run(target, apiKey string, conns int, d, warm time.Duration, obs bool) error {
+	ctx := context.Background()
+	if target == "" {
+		base, stop, err := startServer(ctx, obs)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		target = base
+	}
+	client := newClient(conns)
+	sample, err := setup(client, target, apiKey)
+	if err != nil {
+		return fmt.Errorf("set-up through the API: %w", err)
+	}
+	bare, stopBare, err := startBare(sample)
+	if err != nil {
+		return err
+	}
+	defer stopBare()
+
+	fmt.Printf("loadtest: %d connections, %v per run (after %v warm-up), GOMAXPROCS=%d\n", conns, d, warm, runtime.GOMAXPROCS(0))
+	srv := measure(client, target+"/api/v1/evaluation", apiKey, conns, d, warm)
+	br := measure(client, bare+"/api/v1/evaluation", "", conns, d, warm)
+	fmt.Printf("%-12s %10s %10s %10s %8s\n", "handler", "req/s", "p50", "p99", "errors")
+	for _, r := range []struct {
+		name string
+		res  result
+	}{{"guard", srv}, {"bare", br}} {
+		fmt.Printf("%-12s %10.0f %10v %10v %8d\n", r.name, r.res.rps, r.res.p50.Round(time.Microsecond), r.res.p99.Round(time.Microsecond), r.res.errors)
+	}
+	if br.rps > 0 {
+		fmt.Printf("guard / bare throughput: %.0f%%\n", 100*srv.rps/br.rps)
+	}
+	if srv.errors > 0 {
+		return fmt.Errorf("%d requests to the server failed", srv.errors)
+	}
+	return nil
+}
+
+// startServer runs the real server over a temporary SQLite file on a free loopback port.
+func startServer(ctx context.Context, obs bool) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "guard-loadtest")
+	if err != nil {
+		return "", nil, err
+	}
+	st, err := store.OpenAndMigrate(ctx, filepath.Join(dir, "guard.db"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	metrics, err := observability.NewMetrics("guard")
+	if err != nil {
+		return "", nil, err
+	}
+	var rec *observability.Recorder
+	if obs {
+		rec = observability.NewRecorder(st, observability.RecorderConfig{Metrics: metrics})
+	}
+	srv, err := server.New(st, server.WithMetrics(metrics), server.WithObservability(obs, rec))
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	stop := func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		srv.Close()
+		if rec != nil {
+			_ = rec.Close(sctx)
+		}
+		st.Close()
+		os.RemoveAll(dir)
+	}
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// startBare serves a handler that decodes the evaluation request and encodes sample, the response the
+// real server gave for it: the same JSON work without the server.
+func startBare(sample *guard.Result) (string, func(), error) {
+	type request struct {
+		AgentName string      `json:"agent_name"`
+		Step      *guard.Step `json:"step"`
+		Stage     string      `json:"stage"`
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req request
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(sample)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = hs.Close() }, nil
+}
+
+func newClient(conns int) *http.Client {
+	tr := &http.Transport{
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		MaxConnsPerHost:     conns,
+		IdleConnTimeout:     time.Minute,
+		DisableCompression:  true,
+	}
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+// setup creates 10 controls (5 regex deny, 5 list warn), an agent and the links; it returns the
+// evaluation response for requestBody.
+func setup(c *http.Client, base, key string) (*guard.Result, error) {
+	call := func(method, path string, body any, want int) ([]byte, error) {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, base+path, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("X-API-Key", key)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			return nil, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, out)
+		}
+		return out, nil
+	}
+	if _, err := call("POST", "/api/v1/agents/initAgent", map[string]any{
+		"agent": map[string]any{"agent_name": agentName}, "conflict_mode": "overwrite",
+		"steps": []any{map[string]any{"type": "llm", "name": "chat"}},
+	}, 200); err != nil {
+		return nil, err
+	}
+	suffix := time.Now().UnixNano()
+	for i := 0; i < 10; i++ {
+		var cond map[string]any
+		decision := "deny"
+		if i%2 == 0 {
+			cond = map[string]any{"selector": map[string]any{"path": "input"},
+				"evaluator": map[string]any{"name": "regex", "config": map[string]any{"pattern": fmt.Sprintf(`\bforbidden%d\b`, i)}}}
+		} else {
+			decision = "warn"
+			cond = map[string]any{"selector": map[string]any{"path": "input"},
+				"evaluator": map[string]any{"name": "list", "config": map[string]any{"values": []string{fmt.Sprintf("banned%d", i), "other"}, "match_mode": "contains"}}}
+		}
+		out, err := call("PUT", "/api/v1/controls", map[string]any{"name": fmt.Sprintf("loadtest-%d-%d", suffix, i),
+			"data": map[string]any{"condition": cond, "action": map[string]any{"decision": decision}}}, 201)
+		if err != nil {
+			return nil, err
+		}
+		var created struct {
+			ControlID int64 `json:"control_id"`
+		}
+		if err := json.Unmarshal(out, &created); err != nil {
+			return nil, err
+		}
+		if _, err := call("POST", fmt.Sprintf("/api/v1/agents/%s/controls/%d", agentName, created.ControlID), nil, 200); err != nil {
+			return nil, err
+		}
+	}
+	var body any
+	_ = json.Unmarshal(requestBody, &body)
+	out, err := call("POST", "/api/v1/evaluation", body, 200)
+	if err != nil {
+		return nil, err
+	}
+	var res guard.Result
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+type result struct {
+	rps      float64
+	p50, p99 time.Duration
+	errors   int64
+}
+
+// measure runs conns workers against url: a warm-up, then d of recorded requests.
+func measure(c *http.Client, url, key string, conns int, d, warm time.Duration) result {
+	var (
+		recording atomic.Bool
+		stop      atomic.Bool
+		errs      atomic.Int64
+		wg        sync.WaitGroup
+		lat       = make([][]time.Duration, conns)
+	)
+	for i := 0; i < conns; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			local := make([]time.Duration, 0, 1<<16)
+			for !stop.Load() {
+				req, _ := http.NewRequest("POST", url, bytes.NewReader(requestBody))
+				req.Header.Set("Content-Type", "application/json")
+				if key != "" {
+					req.Header.Set("X-API-Key", key)
+				}
+				t0 := time.Now()
+				resp, err := c.Do(req)
+				if err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				el := time.Since(t0)
+				if !recording.Load() {
+					continue
+				}
+				if err != nil || resp.StatusCode != 200 {
+					errs.Add(1)
+					continue
+				}
+				local = append(local, el)
+			}
+			lat[i] = local
+		}(i)
+	}
+	time.Sleep(warm)
+	recording.Store(true)
+	start := time.Now()
+	time.Sleep(d)
+	recording.Store(false)
+	elapsed := time.Since(start)
+	stop.Store(true)
+	wg.Wait()
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	r := result{errors: errs.Load(), rps: float64(len(all)) / elapsed.Seconds()}
+	if len(all) > 0 {
+		r.p50 = all[len(all)*50/100]
+		r.p99 = all[len(all)*99/100]
+	}
+	return r
+}
