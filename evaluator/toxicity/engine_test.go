@@ -3,6 +3,7 @@ package toxicity_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -48,7 +49,17 @@ func answer(score float64) http.HandlerFunc {
 }
 
 func TestEngineDecisions(t *testing.T) {
-	slow := func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	slow := func(w http.ResponseWriter, r *http.Request) {
+		// Reading the body lets the server notice the client hanging up (r.Context ends); release ends
+		// the handler before the test server's Close waits for it in any case.
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}
 	unauthorized := func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) }
 	tests := []struct {
 		name     string
