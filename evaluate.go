@@ -173,8 +173,8 @@ func clampConfidence(c float64) float64 {
 // The winner among several is the first genuine match in evaluation order, or failing that the first
 // control that counts as matched through on_error deny. Confidence is the winner's; for allow it is the
 // minimum confidence of the listed matches and non-matches (1 when there are none). Reason is the
-// winner's evaluator message, else its action metadata "reason", else the steering message, else a
-// default sentence naming the control.
+// winner's action metadata "reason", else (steer) its steering message, else its evaluator's message,
+// else a default sentence naming the control; for a control that failed closed it says so.
 func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result, error) {
 	if step == nil {
 		return nil, ErrNilStep
@@ -323,21 +323,23 @@ func errorText(o *nodeOut) string {
 	return o.errLeaf.evName + ": " + o.err.Error()
 }
 
-// reasonText is the human reason of a winning control.
+// reasonText is the human reason of a winning control: what the control's author wrote (action
+// metadata "reason", else for steer the steering message), else the evaluator's message, else a default
+// sentence naming the control.
 func reasonText(name string, d Decision, msg string, errored bool, meta map[string]any, st *SteeringContext) string {
 	if errored {
 		return fmt.Sprintf("control %q could not be evaluated and fails closed (on_error: deny)", name)
 	}
-	if msg != "" {
-		return msg
-	}
 	if s, ok := meta["reason"].(string); ok && s != "" {
 		return s
 	}
+	if d == DecisionSteer && st != nil && st.Message != "" {
+		return st.Message
+	}
+	if msg != "" {
+		return msg
+	}
 	if d == DecisionSteer {
-		if st != nil && st.Message != "" {
-			return st.Message
-		}
 		return fmt.Sprintf("steered by control %q", name)
 	}
 	return fmt.Sprintf("denied by control %q", name)
