@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // The observability end-to-end test runs the real server binary: events that got a 202 survive a
@@ -286,6 +289,9 @@ func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
 		t.Fatalf("POST /evaluation = %d %s, want a deny", status, body)
 	}
 
+	// The Prometheus text on /metrics counts what just happened.
+	p.checkMetrics(accepted)
+
 	// With an hour's flush interval and no full batch, nothing is in the database yet.
 	if _, q := p.queryAll(map[string]any{"agent_name": agent}); q.Total != 0 {
 		t.Fatalf("%d events were written before shutdown; the test cannot tell the shutdown flush works", q.Total)
@@ -308,4 +314,62 @@ func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
 		t.Fatalf("server-recorded events of the evaluation = %+v, want one with source server and the trace ids", q)
 	}
 	p.sigterm()
+}
+
+// checkMetrics scrapes /metrics, parses it with the Prometheus text parser and checks the counters of
+// the requests above: posted events, the evaluation, and the HTTP requests by route pattern.
+func (p *obsProc) checkMetrics(posted int) {
+	p.t.Helper()
+	res, err := http.Get(p.base + "/metrics")
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(res.Body)
+	if err != nil {
+		p.t.Fatalf("parse /metrics: %v", err)
+	}
+	value := func(name string, labels map[string]string) float64 {
+		var sum float64
+	next:
+		for _, m := range fams[name].GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
+					continue next
+				}
+			}
+			sum += metricValue(m)
+		}
+		return sum
+	}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		min    float64
+	}{
+		{"guard_events_received_total", nil, float64(posted + 1)}, // the posted events and the evaluation's
+		{"guard_evaluations_total", map[string]string{"decision": "deny"}, 1},
+		{"guard_control_matches_total", map[string]string{"action": "deny"}, 1},
+		{"guard_http_requests_total", map[string]string{"route": "POST /api/v1/observability/events", "method": "POST", "status": "202"}, 3},
+		{"guard_http_requests_total", map[string]string{"route": "POST /api/v1/evaluation", "status": "200"}, 1},
+		{"guard_go_goroutines", nil, 1},
+	} {
+		if got := value(c.name, c.labels); got < c.min {
+			p.t.Errorf("%s%v = %v, want at least %v", c.name, c.labels, got, c.min)
+		}
+	}
+	if got := value("guard_events_dropped_total", nil); got != 0 {
+		p.t.Errorf("guard_events_dropped_total = %v, want 0", got)
+	}
+}
+
+func metricValue(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue()
+	}
+	return 0
 }

@@ -23,6 +23,7 @@ const (
 	DefaultRetryBackoff   = 100 * time.Millisecond
 	DefaultWriteTimeout   = 30 * time.Second
 	maxRetryBackoffFactor = 8
+	dropLogEvery          = 10 * time.Second
 )
 
 // RecorderConfig configures a Recorder; zero fields take the defaults.
@@ -99,6 +100,9 @@ type Recorder struct {
 	dropped  int64
 	written  int64
 	lost     int64
+	// drops not logged yet, and when they last were: a full buffer under load must not flood the log.
+	unlogged    int64
+	lastDropLog time.Time
 
 	wake    chan struct{}   // a batch filled (capacity 1)
 	flushes chan chan error // Flush requests
@@ -146,12 +150,19 @@ func (r *Recorder) Enqueue(events []guard.Event) (enqueued, dropped int) {
 	r.received += int64(len(events))
 	r.dropped += int64(dropped)
 	full := len(r.chunks) > 1 || len(r.chunks) == 1 && len(r.chunks[0]) == r.cfg.BatchSize
+	var logDrops int64
+	if dropped > 0 {
+		r.unlogged += int64(dropped)
+		if now := time.Now(); now.Sub(r.lastDropLog) >= dropLogEvery {
+			logDrops, r.unlogged, r.lastDropLog = r.unlogged, 0, now
+		}
+	}
 	r.mu.Unlock()
 
 	r.cfg.Metrics.eventsIn(len(events), dropped, reason)
-	if dropped > 0 {
-		r.cfg.Logger.Warn("observability buffer full: events dropped", zap.Int("dropped", dropped),
-			zap.String("reason", reason), zap.Int("buffer_size", r.cfg.BufferSize))
+	if logDrops > 0 {
+		r.cfg.Logger.Warn("observability events dropped: the buffer is full or closed (logged at most every 10s)",
+			zap.Int64("dropped", logDrops), zap.String("reason", reason), zap.Int("buffer_size", r.cfg.BufferSize))
 	}
 	if full {
 		select {
@@ -198,8 +209,9 @@ func (r *Recorder) Flush(ctx context.Context) error {
 }
 
 // Close refuses further events (they are dropped with reason "closed"), writes everything buffered and
-// stops the writer goroutine. If ctx ends first, the writes in progress are cancelled, the events not yet
-// written are counted lost, and Close returns an error saying how many.
+// stops the writer goroutine. If ctx ends first, the writes in progress are cancelled and the events not
+// yet written are counted lost. Close returns an error when events were lost during the recorder's life
+// (write failures included), saying how many. Calling it again is harmless.
 func (r *Recorder) Close(ctx context.Context) error {
 	r.once.Do(func() {
 		r.mu.Lock()
