@@ -7,8 +7,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/guardrail-control/guard/evaluator"
 )
 
@@ -198,7 +196,8 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 		return res, nil
 	}
 	r := run{ctx: ctx, snap: snap, step: step, sc: sc}
-	b := resultBuilder{res: res, snap: snap, sc: sc, denyAt: -1, denyErrAt: -1, steerAt: -1, steerErrAt: -1, minConf: 1}
+	b := resultBuilder{res: res, snap: snap, denyAt: -1, denyErrAt: -1, steerAt: -1, steerErrAt: -1, minConf: 1}
+	b.ids.left = len(cands)
 	reuse := true
 	if snap.hasExternal && r.needsConcurrency(cands, false) {
 		var outs []outcome
@@ -230,7 +229,7 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 type resultBuilder struct {
 	res                                    *Result
 	snap                                   *snapshot
-	sc                                     *scratch
+	ids                                    idGen
 	denyAt, denyErrAt, steerAt, steerErrAt int // index into Matches or Errors, -1 if none
 	minConf                                float64
 }
@@ -239,7 +238,7 @@ type resultBuilder struct {
 // genuine deny match).
 func (b *resultBuilder) add(c *cControl, o *nodeOut, dur time.Duration) bool {
 	cr := ControlResult{
-		ControlExecutionID: newExecutionID(b.sc),
+		ControlExecutionID: b.ids.id(),
 		ControlID:          c.id,
 		ControlName:        c.name,
 		Action:             c.decision,
@@ -343,13 +342,4 @@ func reasonText(name string, d Decision, msg string, errored bool, meta map[stri
 		return fmt.Sprintf("steered by control %q", name)
 	}
 	return fmt.Sprintf("denied by control %q", name)
-}
-
-// newExecutionID returns a random (version 4) UUID from the scratch's buffered random source.
-func newExecutionID(sc *scratch) string {
-	id, err := uuid.NewRandomFromReader(sc.random())
-	if err != nil {
-		return uuid.NewString()
-	}
-	return id.String()
 }

@@ -1,11 +1,6 @@
 package guard
 
-import (
-	"bufio"
-	"crypto/rand"
-
-	"github.com/guardrail-control/guard/evaluator"
-)
+import "github.com/guardrail-control/guard/evaluator"
 
 // scratch is the per-evaluation working memory, pooled per snapshot so that an evaluation that runs no
 // evaluator and matches nothing allocates nothing.
@@ -18,7 +13,6 @@ type scratch struct {
 	used   []int32          // paths touched by this evaluation, to reset
 	mark   []uint64         // control bitset used to merge candidate lists
 	cand   []int32          // merged candidate list
-	rnd    *bufio.Reader    // buffered crypto/rand for control_execution_id
 }
 
 const (
@@ -105,12 +99,4 @@ func (sc *scratch) anyBit(l *cLeaf) bool {
 		}
 	}
 	return false
-}
-
-// random returns the buffered random source for execution ids.
-func (sc *scratch) random() *bufio.Reader {
-	if sc.rnd == nil {
-		sc.rnd = bufio.NewReaderSize(rand.Reader, 16*32)
-	}
-	return sc.rnd
 }

@@ -1,0 +1,49 @@
+package guard
+
+import "crypto/rand"
+
+// idBatch is how many control_execution_ids are made at once.
+const idBatch = 32
+
+// idGen hands out random (version 4, RFC 9562) UUID strings, made in batches: one crypto/rand read and
+// one string allocation per batch instead of two allocations per id.
+type idGen struct {
+	batch string
+	next  int
+	left  int // ids still to be handed out in this evaluation at most (sizes the next batch)
+}
+
+func (g *idGen) id() string {
+	if g.next*36 >= len(g.batch) {
+		g.fill()
+	}
+	s := g.batch[g.next*36 : g.next*36+36]
+	g.next++
+	if g.left > 0 {
+		g.left--
+	}
+	return s
+}
+
+func (g *idGen) fill() {
+	n := idBatch
+	if g.left > 0 && g.left < n {
+		n = g.left
+	}
+	var rnd [16 * idBatch]byte
+	_, _ = rand.Read(rnd[:16*n]) // never fails (crypto/rand panics rather than return an error)
+	out := make([]byte, 0, 36*n)
+	for i := 0; i < n; i++ {
+		u := rnd[16*i : 16*i+16]
+		u[6] = u[6]&0x0f | 0x40 // version 4
+		u[8] = u[8]&0x3f | 0x80 // variant 10
+		for j, b := range u {
+			if j == 4 || j == 6 || j == 8 || j == 10 {
+				out = append(out, '-')
+			}
+			out = append(out, hexDigits[b>>4], hexDigits[b&0xf])
+		}
+	}
+	g.batch = string(out)
+	g.next = 0
+}
