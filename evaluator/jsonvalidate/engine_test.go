@@ -2,6 +2,8 @@ package jsonvalidate_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/guardrail-control/guard"
@@ -51,5 +53,38 @@ func TestEngineBlocksBadToolArguments(t *testing.T) {
 				t.Fatal("a deny without a message")
 			}
 		})
+	}
+}
+
+// TestSaveReportsSchemaProblemsByPath checks that a bad schema in a control is reported with the path
+// the API returns in its 422.
+func TestSaveReportsSchemaProblemsByPath(t *testing.T) {
+	_, err := guard.ParseControlData([]byte(`{
+	  "condition": {"selector": {"path": "input"}, "evaluator": {"name": "json", "config": {
+	    "schema": {"properties": {"age": {"type": "whole number"}}},
+	    "constraints": {"to": {"pattern": "(unclosed"}}
+	  }}},
+	  "action": {"decision": "deny"}
+	}`))
+	var ve *guard.ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err = %v, want *guard.ValidationError", err)
+	}
+	want := map[string]bool{
+		"condition.evaluator.config.schema.properties.age.type": false,
+		"condition.evaluator.config.constraints.to.pattern":     false,
+	}
+	for _, p := range ve.Problems {
+		if _, ok := want[p.Field]; ok {
+			want[p.Field] = true
+		}
+		if strings.Contains(p.Message, "whole number") || strings.Contains(p.Message, "unclosed") {
+			t.Errorf("problem %+v echoes the config", p)
+		}
+	}
+	for f, seen := range want {
+		if !seen {
+			t.Errorf("no problem on %s in %+v", f, ve.Problems)
+		}
 	}
 }

@@ -28,7 +28,7 @@ type fakeService struct {
 	respond func(n int, w http.ResponseWriter, r *http.Request)
 }
 
-func newService(t *testing.T, respond func(n int, w http.ResponseWriter, r *http.Request)) *fakeService {
+func newService(t testing.TB, respond func(n int, w http.ResponseWriter, r *http.Request)) *fakeService {
 	t.Helper()
 	f := &fakeService{respond: respond}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +60,7 @@ func fullScores(harassment float64) map[string]float64 {
 }
 
 // buildTest registers a factory pointing at url in a fresh registry and builds it with config.
-func buildTest(t *testing.T, url string, config map[string]any) evaluator.Evaluator {
+func buildTest(t testing.TB, url string, config map[string]any) evaluator.Evaluator {
 	t.Helper()
 	r := evaluator.NewRegistry()
 	r.Register(NewFactory(Settings{APIKey: testKey, URL: url, Backoff: time.Millisecond}))
