@@ -15,7 +15,7 @@ func (e *Engine) Check(ctx context.Context, step *Step, stage Stage) error {
 	if !stage.Valid() {
 		return ErrInvalidStage
 	}
-	snap := e.snap.Load()
+	snap := e.load()
 	sc := snap.getScratch()
 	cands := snap.candidates(stage, step.Type, step.Name, sc)
 	r := run{ctx: ctx, snap: snap, step: step, sc: sc}
@@ -125,5 +125,5 @@ func (e *Engine) Applies(step *Step, stage Stage) bool {
 	if step == nil || !stage.Valid() {
 		return false
 	}
-	return e.snap.Load().applies(stage, step.Type, step.Name)
+	return e.load().applies(stage, step.Type, step.Name)
 }

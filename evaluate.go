@@ -173,6 +173,9 @@ func clampConfidence(c float64) float64 {
 // minimum confidence of the listed matches and non-matches (1 when there are none). Reason is the
 // winner's action metadata "reason", else (steer) its steering message, else its evaluator's message,
 // else a default sentence naming the control; for a control that failed closed it says so.
+//
+// The result shares read-only data with the compiled controls (metadata maps, steering contexts):
+// callers must not modify them.
 func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result, error) {
 	if step == nil {
 		return nil, ErrNilStep
@@ -180,7 +183,7 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 	if !stage.Valid() {
 		return nil, ErrInvalidStage
 	}
-	snap := e.snap.Load()
+	snap := e.load()
 	res := &Result{
 		IsSafe:     true,
 		Decision:   DecisionAllow,

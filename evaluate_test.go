@@ -377,3 +377,16 @@ func assertCheckAgrees(t *testing.T, eng *guard.Engine, step *guard.Step, stage 
 		t.Errorf("Check = %v, Result.Err = %v", got, want)
 	}
 }
+
+func TestZeroEngine(t *testing.T) {
+	var e guard.Engine
+	if res := evaluate(t, &e, llm("x")); res.Decision != guard.DecisionAllow {
+		t.Fatal(res.Decision)
+	}
+	if e.Applies(llm("x"), guard.StagePre) {
+		t.Fatal("zero engine applies")
+	}
+	if err := e.Update(nil); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -10,7 +10,8 @@ import (
 
 // Engine evaluates steps against a compiled, immutable snapshot of controls. It is safe for concurrent
 // use: Evaluate and Check read the current snapshot without locks, Update compiles a new one off the hot
-// path and swaps it in only when every control compiled.
+// path and swaps it in only when every control compiled. Create one with New; the zero Engine works too
+// (default options, no controls).
 type Engine struct {
 	cfg  engineConfig
 	snap atomic.Pointer[snapshot]
@@ -78,11 +79,28 @@ func New(opts ...Option) *Engine {
 // validated (their evaluator names are not checked: their runner may know evaluators this engine does
 // not) and then dropped: they cost nothing at evaluation time.
 func (e *Engine) Update(controls []Control) error {
-	s, err := compile(controls, &e.cfg)
+	cfg := e.cfg
+	if cfg.registry == nil { // the zero Engine
+		cfg.registry = evaluator.Default
+		cfg.executions = map[Execution]bool{ExecutionServer: true}
+		cfg.logger = zap.NewNop()
+	}
+	s, err := compile(controls, &cfg)
 	if err != nil {
 		return err
 	}
 	e.snap.Store(s)
-	e.cfg.logger.Debug("controls compiled", zap.Int("controls", len(controls)), zap.Int("active", len(s.controls)))
+	cfg.logger.Debug("controls compiled", zap.Int("controls", len(controls)), zap.Int("active", len(s.controls)))
 	return nil
+}
+
+// emptySnapshot is what a zero Engine evaluates against until its first Update.
+var emptySnapshot, _ = compile(nil, &engineConfig{registry: evaluator.Default})
+
+// load returns the current snapshot.
+func (e *Engine) load() *snapshot {
+	if s := e.snap.Load(); s != nil {
+		return s
+	}
+	return emptySnapshot
 }
