@@ -107,7 +107,20 @@ func (s Settings) withDefaults() Settings {
 	return s
 }
 
-// defaultHTTPClient does not follow redirects: the bearer token goes only to the configured URL.
+// defaultHTTPClient does not follow redirects (the bearer token goes only to the configured URL) and keeps
+// up to 64 idle connections to the service, so that concurrent evaluations reuse TLS connections instead
+// of the standard transport's 2.
 var defaultHTTPClient = &http.Client{
+	Transport:     defaultTransport(),
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+func defaultTransport() http.RoundTripper {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	t = t.Clone()
+	t.MaxIdleConnsPerHost = 64
+	return t
 }

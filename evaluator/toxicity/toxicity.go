@@ -215,7 +215,7 @@ func compare(op string, score, target float64) bool {
 	return false
 }
 
-// Evaluate scores the selected text. Null data and text without letters to score (empty, or a value
+// Evaluate scores the selected text. Null data and data with no text to score (blank, or a value
 // with no string in it) never match and cause no request. The request runs under the evaluator's
 // timeout (timeout_ms) as well as ctx's deadline, retries included.
 func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.Result, error) {
