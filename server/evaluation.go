@@ -36,7 +36,9 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.afterEvaluation(r, agent, req.Step, stage, res)
-	problem.WriteJSON(w, http.StatusOK, res)
+	if err := writeResult(w, res); err != nil {
+		s.writeErr(w, r, err)
+	}
 }
 
 func validateEvaluation(req *evaluationRequest) (string, guard.Stage, error) {

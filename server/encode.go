@@ -1,0 +1,165 @@
+package server
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+
+	guard "github.com/guardrail-control/guard"
+)
+
+// The evaluation response is the hot path's largest cost after the engine; it is encoded by hand into a
+// pooled buffer. The output is the JSON encoding/json produces for guard.Result (a test checks that they
+// decode to the same value over the decision corpus and edge cases); free-form metadata maps and strings
+// that need escaping go through encoding/json.
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// writeResult writes res as the 200 response of POST /evaluation.
+func writeResult(w http.ResponseWriter, res *guard.Result) error {
+	bp := bufPool.Get().(*[]byte)
+	b, err := appendResult((*bp)[:0], res)
+	if err != nil {
+		bufPool.Put(bp)
+		return err
+	}
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+	if cap(b) <= 64<<10 {
+		*bp = b
+		bufPool.Put(bp)
+	}
+	return nil
+}
+
+func appendResult(b []byte, r *guard.Result) ([]byte, error) {
+	var err error
+	b = append(b, `{"is_safe":`...)
+	b = strconv.AppendBool(b, r.IsSafe)
+	b = append(b, `,"decision":`...)
+	b = appendString(b, string(r.Decision))
+	b = append(b, `,"confidence":`...)
+	if b, err = appendFloat(b, r.Confidence); err != nil {
+		return nil, err
+	}
+	if r.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = appendString(b, r.Reason)
+	}
+	if r.SteeringContext != nil {
+		b = append(b, `,"steering_context":`...)
+		b = appendSteering(b, r.SteeringContext)
+	}
+	for _, l := range []struct {
+		key  string
+		list []guard.ControlResult
+	}{{`,"matches":[`, r.Matches}, {`,"errors":[`, r.Errors}, {`,"non_matches":[`, r.NonMatches}} {
+		b = append(b, l.key...)
+		for i := range l.list {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendControlResult(b, &l.list[i]); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), nil
+}
+
+func appendControlResult(b []byte, c *guard.ControlResult) ([]byte, error) {
+	var err error
+	b = append(b, `{"control_execution_id":`...)
+	b = appendString(b, c.ControlExecutionID)
+	b = append(b, `,"control_id":`...)
+	b = strconv.AppendInt(b, c.ControlID, 10)
+	b = append(b, `,"control_name":`...)
+	b = appendString(b, c.ControlName)
+	b = append(b, `,"action":`...)
+	b = appendString(b, string(c.Action))
+	b = append(b, `,"result":{"matched":`...)
+	b = strconv.AppendBool(b, c.Result.Matched)
+	b = append(b, `,"confidence":`...)
+	if b, err = appendFloat(b, c.Result.Confidence); err != nil {
+		return nil, err
+	}
+	if c.Result.Message != "" {
+		b = append(b, `,"message":`...)
+		b = appendString(b, c.Result.Message)
+	}
+	if len(c.Result.Metadata) > 0 {
+		b = append(b, `,"metadata":`...)
+		if b, err = appendAny(b, c.Result.Metadata); err != nil {
+			return nil, err
+		}
+	}
+	if c.Result.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendString(b, c.Result.Error)
+	}
+	b = append(b, '}')
+	if c.SteeringContext != nil {
+		b = append(b, `,"steering_context":`...)
+		b = appendSteering(b, c.SteeringContext)
+	}
+	if len(c.Metadata) > 0 {
+		b = append(b, `,"metadata":`...)
+		if b, err = appendAny(b, c.Metadata); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendSteering(b []byte, s *guard.SteeringContext) []byte {
+	b = append(b, `{"message":`...)
+	b = appendString(b, s.Message)
+	if len(s.RequiredActions) > 0 {
+		b = append(b, `,"required_actions":[`...)
+		for i, a := range s.RequiredActions {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, a)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendString writes s as a JSON string: printable ASCII without characters encoding/json escapes is
+// copied, anything else is encoded by encoding/json.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			j, _ := json.Marshal(s) // a string always marshals
+			return append(b, j...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendFloat formats like encoding/json for the range it writes without an exponent.
+func appendFloat(b []byte, f float64) ([]byte, error) {
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) || math.IsNaN(f) || math.IsInf(f, 0) {
+		return appendAny(b, f)
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64), nil
+}
+
+func appendAny(b []byte, v any) ([]byte, error) {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, j...), nil
+}

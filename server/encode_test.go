@@ -1,0 +1,63 @@
+package server
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+
+	guard "github.com/guardrail-control/guard"
+)
+
+// TestAppendResultMatchesEncodingJSON: the hand-written encoder and encoding/json produce the same value.
+func TestAppendResultMatchesEncodingJSON(t *testing.T) {
+	sc := &guard.SteeringContext{Message: "use <b> & \"quotes\"\n", RequiredActions: []string{"a", "é"}}
+	results := []*guard.Result{
+		{IsSafe: true, Decision: guard.DecisionAllow, Confidence: 1, Matches: []guard.ControlResult{}, Errors: []guard.ControlResult{}, NonMatches: []guard.ControlResult{}},
+		{Decision: guard.DecisionAllow, Confidence: 1e-9},
+		{IsSafe: false, Decision: guard.DecisionSteer, Confidence: 0.123456789, Reason: "ünïcode \u2028 reason", SteeringContext: sc,
+			Matches: []guard.ControlResult{{ControlExecutionID: "id-1", ControlID: 7, ControlName: "c-7", Action: guard.DecisionSteer,
+				Result:          guard.EvaluatorResult{Matched: true, Confidence: 0.5, Message: "m", Metadata: map[string]any{"z": 1, "a": []any{"x", nil, true}}},
+				SteeringContext: sc, Metadata: map[string]any{"severity": "high"}}},
+			Errors: []guard.ControlResult{{ControlExecutionID: "id-2", ControlID: 8, ControlName: "c-8", Action: guard.DecisionDeny,
+				Result: guard.EvaluatorResult{Confidence: 0, Error: "timeout\t<after 1s>"}}},
+			NonMatches: []guard.ControlResult{{ControlID: math.MaxInt64, Result: guard.EvaluatorResult{Confidence: 1e21}}}},
+	}
+	for i, r := range results {
+		got, err := appendResult(nil, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		norm := *r // the hand encoder writes [] for nil lists, as the contract requires
+		for _, l := range []*[]guard.ControlResult{&norm.Matches, &norm.Errors, &norm.NonMatches} {
+			if *l == nil {
+				*l = []guard.ControlResult{}
+			}
+		}
+		want, err := json.Marshal(&norm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatalf("%d: invalid JSON %v: %s", i, err, got)
+		}
+		_ = json.Unmarshal(want, &w)
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
+
+func BenchmarkAppendResult(b *testing.B) {
+	r := &guard.Result{IsSafe: true, Decision: guard.DecisionAllow, Confidence: 1}
+	for i := 0; i < 10; i++ {
+		r.NonMatches = append(r.NonMatches, guard.ControlResult{ControlExecutionID: "0f8fad5b-d9cb-469f-a165-70867728950e",
+			ControlID: int64(i), ControlName: "control-name", Action: guard.DecisionDeny, Result: guard.EvaluatorResult{Confidence: 1}})
+	}
+	b.ReportAllocs()
+	var buf []byte
+	for i := 0; i < b.N; i++ {
+		buf, _ = appendResult(buf[:0], r)
+	}
+}
