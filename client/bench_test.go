@@ -58,7 +58,8 @@ func cpuTime() time.Duration {
 // Protect), inprocess (10 sdk controls at both stages; no events and no logs, so the engine's
 // decision-only Check runs), inprocess+events (the same with observability on: full results, events
 // queued and posted to a fake server that discards them), server (10 server controls evaluated by a live server on
-// loopback through POST /evaluation).
+// loopback through POST /evaluation, the server's event recording off), server+events (the same with the
+// server recording one event per control into its SQLite store).
 func BenchmarkProtect(b *testing.B) {
 	b.Run("bare", func(b *testing.B) { benchProtect(b, echo) })
 	b.Run("inprocess", func(b *testing.B) {
@@ -89,18 +90,24 @@ func BenchmarkProtect(b *testing.B) {
 		a := benchAgent(b, cfg)
 		benchProtect(b, Protect(a, echo, StepName("chat")))
 	})
-	b.Run("server", func(b *testing.B) {
-		ls := startLiveServer(b)
-		admin := ls.admin(b)
-		a := benchAgent(b, testConfig(ls.url()))
-		for _, c := range benchControls(guard.ExecutionServer) {
-			mustCreate(b, admin, a.Name(), c)
+	for _, obs := range []bool{false, true} {
+		name := "server"
+		if obs {
+			name = "server+events"
 		}
-		if err := a.Refresh(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		benchProtect(b, Protect(a, echo, StepName("chat")))
-	})
+		b.Run(name, func(b *testing.B) {
+			ls := startLiveServerObs(b, obs)
+			admin := ls.admin(b)
+			a := benchAgent(b, testConfig(ls.url()))
+			for _, c := range benchControls(guard.ExecutionServer) {
+				mustCreate(b, admin, a.Name(), c)
+			}
+			if err := a.Refresh(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			benchProtect(b, Protect(a, echo, StepName("chat")))
+		})
+	}
 }
 
 func benchAgent(b *testing.B, cfg Config) *Agent {

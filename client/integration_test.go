@@ -10,6 +10,7 @@ import (
 
 	"github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/server"
+	"github.com/guardrail-control/guard/server/observability"
 	"github.com/guardrail-control/guard/store/storetest"
 )
 
@@ -19,19 +20,26 @@ type liveServer struct {
 	t    testing.TB
 	addr string
 	h    *server.Server
+	rec  *observability.Recorder
 	mu   sync.Mutex
 	hs   *http.Server
 	done chan struct{}
 }
 
-func startLiveServer(t testing.TB) *liveServer {
+func startLiveServer(t testing.TB) *liveServer { return startLiveServerObs(t, true) }
+
+// startLiveServerObs starts the server with its event recorder on or off.
+func startLiveServerObs(t testing.TB, obs bool) *liveServer {
 	t.Helper()
-	h, err := server.New(storetest.SQLite(t))
+	st := storetest.SQLite(t)
+	rec := observability.NewRecorder(st, observability.RecorderConfig{})
+	t.Cleanup(func() { _ = rec.Close(context.Background()) })
+	h, err := server.New(st, server.WithObservability(obs, rec))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close() })
-	ls := &liveServer{t: t, h: h}
+	ls := &liveServer{t: t, h: h, rec: rec}
 	ls.start()
 	t.Cleanup(ls.stop)
 	return ls
@@ -214,5 +222,40 @@ func TestLiveControlsFileUntilServerAppears(t *testing.T) {
 	}
 	if _, err := ls.admin(t).GetAgent(context.Background(), a.Name()); err != nil {
 		t.Fatalf("agent not registered by the refresh: %v", err)
+	}
+}
+
+func TestLiveEventsReachTheServer(t *testing.T) {
+	ls := startLiveServer(t)
+	admin := ls.admin(t)
+	ctx := context.Background()
+	cfg := testConfig(ls.url())
+	cfg.Observability = Bool(true)
+	a, err := Init(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, admin, a.Name(), ctl(0, "sdk-deny", guard.ExecutionSDK, guard.DecisionDeny, "input", "bad", guard.StagePre))
+	if err := a.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = Protect(a, echo, StepName("chat"))(WithTrace(ctx, "tr-9", "sp-9"), "bad")
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ls.rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err := admin.QueryEvents(ctx, guard.EventQuery{AgentName: a.Name(), TraceID: "tr-9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Events) != 1 {
+		t.Fatalf("%d events, want 1: %+v", len(page.Events), page.Events)
+	}
+	e := page.Events[0]
+	if e.Source != "sdk" || e.ControlName != "sdk-deny" || !e.Matched || e.Action != guard.DecisionDeny ||
+		e.CheckStage != guard.StagePre || e.SpanID != "sp-9" {
+		t.Fatalf("event %+v", e)
 	}
 }
