@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -96,7 +97,8 @@ func BenchmarkInsertEvents500(b *testing.B) {
 func BenchmarkStats1M(b *testing.B) {
 	const total, agents, controls, days = 1_000_000, 10, 20, 7
 	eachBench(b, func(b *testing.B, s *store.Store) {
-		ctx := ctxT(b)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute) // seeding PostgreSQL is slow
+		defer cancel()
 		until := time.Now().Truncate(time.Minute)
 		since := until.Add(-days * 24 * time.Hour)
 		step := until.Sub(since) / total

@@ -169,7 +169,8 @@ func (s *Store) GetControl(ctx context.Context, id int64) (guard.ControlRecord, 
 }
 
 // UpdateControl renames and/or enables or disables a control. Each actual change writes a version
-// ("renamed", then "enabled"/"disabled"); a patch that changes nothing writes none.
+// ("renamed", then "enabled"/"disabled"); a patch that changes nothing writes none. A control without
+// data cannot be enabled (*guard.ValidationError on field "enabled").
 func (s *Store) UpdateControl(ctx context.Context, id int64, patch guard.ControlPatch) (guard.ControlRecord, error) {
 	if patch.Name != nil {
 		if err := checkControlName(*patch.Name); err != nil {
@@ -191,6 +192,9 @@ func (s *Store) UpdateControl(ctx context.Context, id int64, patch guard.Control
 			changed = true
 		}
 		if patch.Enabled != nil && *patch.Enabled != row.Enabled {
+			if *patch.Enabled && row.Data == nil {
+				return problem("enabled", guard.CodeInvalid, "a control without data cannot be enabled; put its data first")
+			}
 			row.Enabled = *patch.Enabled
 			event := guard.VersionDisabled
 			if row.Enabled {

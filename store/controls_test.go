@@ -109,6 +109,9 @@ func TestControlWithoutData(t *testing.T) {
 		if v.Data != nil || v.Event != guard.VersionCreated {
 			t.Fatalf("version 1 = %+v", v)
 		}
+		on := true
+		_, err := s.UpdateControl(ctx, rec.ID, guard.ControlPatch{Enabled: &on})
+		wantValidation(t, err, "enabled")
 		must[int](t)(s.PutControlData(ctx, rec.ID, *testData("x")))
 		got := must[guard.ControlRecord](t)(s.GetControl(ctx, rec.ID))
 		if got.Data == nil || !got.Enabled {
