@@ -3,6 +3,7 @@ package guard_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -230,4 +231,16 @@ func TestBenchInputs(t *testing.T) {
 	if !strings.Contains(benchMatchFor(10000), benchTerm(9998, 2)) {
 		t.Fatal("match input lacks its term")
 	}
+}
+
+// BenchmarkBaselineRegex is the calibration for the figures above: one Go regexp (the card-number
+// pattern of the benchmark controls, the one that the prefilter cannot rule out on benchNoMatch because
+// the input has the digits 4 and 5) searched in the benchmark input, with no engine around it.
+func BenchmarkBaselineRegex(b *testing.B) {
+	re := regexp.MustCompile(benchRegex(1))
+	loop(b, func() {
+		if re.MatchString(benchNoMatch) {
+			b.Fatal("matched")
+		}
+	})
 }
