@@ -15,6 +15,9 @@ func (e *Engine) Check(ctx context.Context, step *Step, stage Stage) error {
 	if !stage.Valid() {
 		return ErrInvalidStage
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	snap := e.load()
 	sc := snap.getScratch()
 	cands := snap.candidates(stage, step.Type, step.Name, sc)

@@ -183,6 +183,9 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 	if !stage.Valid() {
 		return nil, ErrInvalidStage
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	snap := e.load()
 	res := &Result{
 		IsSafe:     true,
