@@ -59,6 +59,9 @@ func DecodeBytes(b []byte, dst any) error {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
 			field := ute.Field
+			if p, ok := typeErrorPath(b, field, ute.Offset); ok && field != "" {
+				field = p
+			}
 			if field == "" {
 				return Validation("the request body has the wrong shape", guard.Problem{Field: "", Code: "type", Message: "must be a JSON " + jsonKind(ute.Type.Kind().String())})
 			}
@@ -67,6 +70,9 @@ func DecodeBytes(b []byte, dst any) error {
 		}
 		if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
 			name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+			if p, ok := unknownFieldPath(b, name); ok {
+				name = p
+			}
 			return Validation("the request body has an unknown field",
 				guard.Problem{Field: name, Code: "unknown_field", Message: "is not a known field"})
 		}
