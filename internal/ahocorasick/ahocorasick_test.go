@@ -97,7 +97,7 @@ func TestScanRandomAgainstNaive(t *testing.T) {
 func TestManyPatternsDeepSparseStates(t *testing.T) {
 	// Many long patterns push states past the dense depth and exercise sparse edges and failure links.
 	r := rand.New(rand.NewSource(2))
-	patterns := make([]string, 3000)
+	patterns := make([]string, 1500)
 	for i := range patterns {
 		b := make([]byte, 3+r.Intn(12))
 		for j := range b {
@@ -105,7 +105,7 @@ func TestManyPatternsDeepSparseStates(t *testing.T) {
 		}
 		patterns[i] = string(b)
 	}
-	for k := 0; k < 50; k++ {
+	for k := 0; k < 20; k++ {
 		b := make([]byte, 400)
 		for j := range b {
 			b[j] = "abcdefghij0123-_ xyz"[r.Intn(20)]
