@@ -246,8 +246,15 @@ func (a *app) pageText() string {
 // has rendered it.
 func (a *app) open(route string) {
 	a.t.Helper()
-	a.do("navigate to "+route, chromedp.Navigate(a.url+"/ui/"+route))
+	a.load(route)
 	a.waitRendered(route)
+}
+
+// load loads the dashboard at the given route without waiting for it (a server with authentication
+// shows the login form first).
+func (a *app) load(route string) {
+	a.t.Helper()
+	a.do("navigate to "+route, chromedp.Navigate(a.url+"/ui/"+route))
 }
 
 // goTo switches route inside the loaded page and waits until it has rendered.

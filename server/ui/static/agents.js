@@ -115,8 +115,16 @@ export async function agentView(el, name) {
   const range = h('select', { id: 'stats-range' }, ['1m', '5m', '15m', '1h', '6h', '24h', '7d', '30d'].map(r => h('option', { value: r, selected: r === '1h' }, r)));
   const refresh = h('button', { type: 'button', id: 'stats-refresh', onclick: () => loadStats() }, 'Refresh');
   const statsBody = h('div', { id: 'stats-body', 'aria-live': 'polite' });
+  const auto = h('input', { type: 'checkbox', id: 'stats-auto' });
+  let timer = null;
+  auto.addEventListener('change', () => {
+    clearInterval(timer);
+    if (!auto.checked) return;
+    timer = setInterval(() => { if (!statsBody.isConnected) { clearInterval(timer); return; } loadStats(); }, 10000);
+  });
   statsBox.append(h('h2', { id: 'agent-stats' }, 'Statistics'),
-    h('div', { class: 'toolbar' }, field('Time range', range), refresh), statsBody);
+    h('div', { class: 'toolbar' }, field('Time range', range), refresh,
+      h('label', { class: 'inline', for: auto.id }, auto, 'Refresh every 10 s')), statsBody);
   let statsSeq = 0;
   async function loadStats() {
     const mine = ++statsSeq;
@@ -140,7 +148,7 @@ export async function agentView(el, name) {
         h('div', {}, h('strong', { 'data-stat': 'non_match_count' }, String(t.non_match_count)), 'no match'),
         h('div', {}, h('strong', { 'data-stat': 'error_count' }, String(t.error_count)), 'errors'),
         ['deny', 'steer', 'warn', 'log', 'allow'].map(k => h('div', { class: 'action-total' }, h('strong', { 'data-stat': k }, String(counts[k] || 0)), badge(k)))),
-      h('div', { id: 'stats-chart' }, matchesChart(t.timeseries || [], range.value)),
+      h('div', { id: 'stats-chart' }, matchesChart(t.timeseries || [], range.value, statsBody.clientWidth)),
       h('h3', {}, 'By control'),
       h('div', { id: 'stats-controls' },
         table(['Control', 'Evaluations', 'Matches', 'Errors', h('th', { class: 'hide-narrow', scope: 'col' }, 'Avg confidence'), h('th', { class: 'hide-narrow', scope: 'col' }, 'Avg ms')],

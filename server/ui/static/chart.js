@@ -19,20 +19,23 @@ function label(d, range) {
 }
 
 // matchesChart draws the matches of each action per time bucket of series (the stats timeseries).
-export function matchesChart(series, range) {
-  const W = 720, H = 220, L = 40, R = 12, T = 10, B = 28;
+// width is the pixel width the chart will get, so that its text keeps a readable size on phones.
+export function matchesChart(series, range, width) {
+  const W = Math.round(Math.max(300, Math.min(1200, width || 720))), H = W < 560 ? 200 : 240, L = 40, R = 12, T = 10, B = 28;
   const points = series || [];
   const actions = Object.keys(ACTION_COLORS);
-  let max = 1;
-  for (const p of points) for (const a of actions) max = Math.max(max, (p.action_counts || {})[a] || 0);
-  const steps = Math.min(4, max);
+  let peak = 0;
+  for (const p of points) for (const a of actions) peak = Math.max(peak, (p.action_counts || {})[a] || 0);
+  // Round the scale up to a multiple of steps with whole-number ticks.
+  const steps = Math.max(1, Math.min(4, peak));
+  const max = Math.max(1, Math.ceil(peak / steps) * steps);
   const x = (i) => L + (points.length <= 1 ? (W - L - R) / 2 : (i * (W - L - R)) / (points.length - 1));
   const y = (v) => T + (H - T - B) * (1 - v / max);
   const total = points.reduce((n, p) => n + (p.match_count || 0), 0);
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': 'chart-title', preserveAspectRatio: 'xMidYMid meet' },
     s('title', { id: 'chart-title' }, `Matches over time by action: ${total} match${total === 1 ? '' : 'es'} in ${points.length} time bucket${points.length === 1 ? '' : 's'}`));
   for (let i = 0; i <= steps; i++) {
-    const v = Math.round((max * i) / steps);
+    const v = (max * i) / steps;
     svg.append(s('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: '#e5e7eb' }));
     svg.append(s('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 12, fill: '#5b6575' }, String(v)));
   }
@@ -49,7 +52,7 @@ export function matchesChart(series, range) {
     const d = vals.map((v, i) => `${i ? 'L' : 'M'}${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
     const g = s('g', { 'data-action': a });
     g.append(s('path', { d, fill: 'none', stroke: ACTION_COLORS[a], 'stroke-width': 2, 'stroke-linejoin': 'round' }));
-    if (points.length <= 60) {
+    if (points.length <= W / 12) {
       vals.forEach((v, i) => { if (v) g.append(s('circle', { cx: x(i).toFixed(1), cy: y(v).toFixed(1), r: 3, fill: ACTION_COLORS[a] }, s('title', {}, `${a}: ${v}`))); });
     }
     svg.append(g);

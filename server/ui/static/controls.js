@@ -1,6 +1,6 @@
 // Controls: the filtered list, and the editor that creates or edits one control with live validation
 // through POST /controls/validate.
-import { h, clear, field, fmtTime, badge, errorBox, table } from './dom.js';
+import { h, clear, field, fmtTime, badge, errorBox, table, pageHead } from './dom.js';
 import { api, qs, session } from './api.js';
 import { pager } from './agents.js';
 
@@ -14,7 +14,7 @@ export async function controlsView(el) {
     stage: h('select', { id: 'flt-stage' }, h('option', { value: '' }, 'any'), h('option', { value: 'pre' }, 'pre'), h('option', { value: 'post' }, 'post')),
   };
   const results = h('div', { id: 'controls-results' });
-  el.append(h('div', { class: 'toolbar' }, h('h1', { class: 'grow' }, 'Controls'),
+  el.append(pageHead('Controls',
     session.readOnly
       ? h('button', { type: 'button', class: 'primary', id: 'new-control', disabled: true, title: 'A read-only key cannot create controls' }, 'New control')
       : h('a', { class: 'button primary', href: '#/controls/new', id: 'new-control' }, 'New control')),

@@ -48,8 +48,9 @@ export function fmtTime(s) {
   return isNaN(d) ? s : d.toLocaleString();
 }
 
-export function badge(action) {
-  return h('span', { class: 'badge ' + (action || 'off') }, action || '—');
+// badge shows an action; dim marks one that did not match (the event only says what it would decide).
+export function badge(action, dim) {
+  return h('span', { class: 'badge ' + (action || 'off') + (dim ? ' dim' : ''), title: dim ? action + ' (not matched)' : null }, action || '—');
 }
 
 export function errorBox(err) {
@@ -58,9 +59,25 @@ export function errorBox(err) {
   return h('div', { class: 'error-box', role: 'alert' }, msg, list.length ? h('ul', {}, list) : null);
 }
 
-export function table(headers, rows, empty) {
-  if (!rows.length) return h('p', { class: 'muted' }, empty || 'Nothing here yet.');
-  return h('div', { class: 'table-wrap' }, h('table', {},
-    h('thead', {}, h('tr', {}, headers.map(x => typeof x === 'string' ? h('th', { scope: 'col' }, x) : x))),
+// table builds a data table in a horizontally scrolling box. Every cell gets data-label (its column's
+// header text) so that, with opts.stack, narrow screens show each row as a labelled card.
+export function table(headers, rows, empty, opts) {
+  if (!rows.length) return h('p', { class: 'muted empty' }, empty || 'Nothing here yet.');
+  const ths = headers.map(x => typeof x === 'string' ? h('th', { scope: 'col' }, x) : x);
+  const labels = ths.map(th => th.textContent.trim());
+  for (const tr of rows) {
+    [...tr.children].forEach((td, i) => {
+      if (labels[i] && !td.dataset.label) td.dataset.label = labels[i];
+      // A stacked cell is a two-column grid (label, value): keep its content in one grid item.
+      if (opts && opts.stack && td.childNodes.length > 1) td.replaceChildren(h('span', { class: 'cell' }, [...td.childNodes]));
+    });
+  }
+  return h('div', { class: 'table-wrap' }, h('table', { class: opts && opts.stack ? 'stack' : null },
+    h('thead', {}, h('tr', {}, ths)),
     h('tbody', {}, rows)));
+}
+
+// pageHead is a page title with actions at its right (wrapping under it on narrow screens).
+export function pageHead(title, ...actions) {
+  return h('div', { class: 'page-head' }, h('h1', {}, title), actions.length ? h('div', { class: 'actions' }, actions) : null);
 }
