@@ -171,7 +171,8 @@ func eventWhere(q *guard.EventQuery) (string, []any) {
 		}
 	}
 	if q.TraceID != "" {
-		where, args = append(where, `trace_id = ?`), append(args, q.TraceID)
+		// The literal predicate lets both planners use the partial index events_trace.
+		where, args = append(where, `trace_id = ? AND trace_id <> ''`), append(args, q.TraceID)
 	}
 	if q.StartTime != nil {
 		where, args = append(where, `ts >= ?`), append(args, q.StartTime.UnixMicro())
