@@ -113,8 +113,16 @@ func checkInit(in *guard.AgentInit) (string, error) {
 	default:
 		probs = append(probs, guard.Problem{Field: "conflict_mode", Code: guard.CodeInvalid, Message: "must be strict or overwrite"})
 	}
-	if _, err := mapArg(in.Agent.Metadata); err != nil {
+	if md, err := mapArg(in.Agent.Metadata); err != nil {
 		probs = append(probs, guard.Problem{Field: "agent.agent_metadata", Code: guard.CodeInvalid, Message: "is not JSON-encodable"})
+	} else if md != nil && !storableJSON(md.(string)) {
+		probs = append(probs, unstorable("agent.agent_metadata"))
+	}
+	if !storable(in.Agent.Description) {
+		probs = append(probs, unstorable("agent.agent_description"))
+	}
+	if !storable(in.Agent.Version) {
+		probs = append(probs, unstorable("agent.agent_version"))
 	}
 	seen := make(map[guard.StepRef]bool, len(in.Steps))
 	for i, st := range in.Steps {
@@ -124,6 +132,15 @@ func checkInit(in *guard.AgentInit) (string, error) {
 		}
 		if st.Name == "" || len(st.Name) > guard.MaxNameLength {
 			probs = append(probs, guard.Problem{Field: field + ".name", Code: guard.CodeInvalid, Message: "must be 1 to 255 characters long"})
+		}
+		if !storable(st.Type) || !storable(st.Name) || !storable(st.Description) {
+			probs = append(probs, unstorable(field))
+		}
+		for _, m := range []map[string]any{st.InputSchema, st.OutputSchema, st.Metadata} {
+			if enc, err := mapArg(m); err != nil || (enc != nil && !storableJSON(enc.(string))) {
+				probs = append(probs, guard.Problem{Field: field, Code: guard.CodeInvalid, Message: "schemas and metadata must be JSON objects without NUL characters"})
+				break
+			}
 		}
 		ref := guard.StepRef{Type: st.Type, Name: st.Name}
 		if seen[ref] {
@@ -302,7 +319,7 @@ func (s *Store) ListAgents(ctx context.Context, f guard.AgentFilter, page guard.
 	limit := clampLimit(page.Limit)
 	cond, args := `1 = 1`, []any{}
 	if f.Name != "" {
-		cond, args = s.contains(`a.name`), append(args, strings.ToLower(f.Name))
+		cond, args = s.contains(`a.name`), append(args, clean(strings.ToLower(f.Name)))
 	}
 	var total int
 	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM agents a WHERE `+cond), args...); err != nil {
@@ -348,9 +365,22 @@ func (s *Store) PatchAgent(ctx context.Context, name string, patch guard.AgentPa
 	}
 	var md any
 	if patch.Metadata != nil {
-		if md, err = jsonArg(patch.Metadata); err != nil {
-			return guard.Agent{}, nil, problem("agent_metadata", guard.CodeInvalid, "is not JSON-encodable")
+		if md, err = jsonArg(patch.Metadata); err != nil || !storableJSON(md.(string)) {
+			return guard.Agent{}, nil, problem("agent_metadata", guard.CodeInvalid, "must be a JSON object without NUL characters")
 		}
+	}
+	var probs []guard.Problem
+	if patch.Description != nil && !storable(*patch.Description) {
+		probs = append(probs, unstorable("agent_description"))
+	}
+	if patch.Version != nil && !storable(*patch.Version) {
+		probs = append(probs, unstorable("agent_version"))
+	}
+	for i := range patch.RemoveSteps {
+		patch.RemoveSteps[i] = guard.StepRef{Type: clean(patch.RemoveSteps[i].Type), Name: clean(patch.RemoveSteps[i].Name)}
+	}
+	if len(probs) > 0 {
+		return guard.Agent{}, nil, &guard.ValidationError{Problems: probs}
 	}
 	var (
 		row   agentRow

@@ -18,21 +18,21 @@ func (s *Store) ListControls(ctx context.Context, f guard.ControlFilter, page gu
 	limit := clampLimit(page.Limit)
 	where, args := []string{`c.deleted_at IS NULL`}, []any{}
 	if f.Name != "" {
-		where, args = append(where, s.contains(`LOWER(c.name)`)), append(args, strings.ToLower(f.Name))
+		where, args = append(where, s.contains(`LOWER(c.name)`)), append(args, clean(strings.ToLower(f.Name)))
 	}
 	if f.Enabled != nil {
 		where, args = append(where, `c.enabled = ?`), append(args, *f.Enabled)
 	}
 	if f.Tag != "" {
-		where, args = append(where, s.contains(`c.tags_key`)), append(args, listKey([]string{f.Tag}))
+		where, args = append(where, s.contains(`c.tags_key`)), append(args, listKey([]string{clean(f.Tag)}))
 	}
 	if f.StepType != "" {
 		where = append(where, `(c.step_types_key IS NULL OR `+s.contains(`c.step_types_key`)+`)`)
-		args = append(args, listKey([]string{f.StepType}))
+		args = append(args, listKey([]string{clean(f.StepType)}))
 	}
 	if f.Stage != "" {
 		where = append(where, `(c.stages_key IS NULL OR `+s.contains(`c.stages_key`)+`)`)
-		args = append(args, listKey([]guard.Stage{f.Stage}))
+		args = append(args, listKey([]string{clean(string(f.Stage))}))
 	}
 	cond := strings.Join(where, ` AND `)
 	var total int

@@ -91,9 +91,12 @@ func eventArgs(e *guard.Event) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []any{id, e.TraceID, e.SpanID, e.AgentName, e.ControlID, e.ControlName, string(e.CheckStage), e.StepType,
-		e.StepName, string(e.Action), e.Matched, e.Confidence, ts.UnixMicro(), dur, e.EvaluatorName, e.SelectorPath,
-		e.ErrorMessage, e.Source, md}, nil
+	if md != nil {
+		md = cleanJSON(md.(string))
+	}
+	return []any{clean(id), clean(e.TraceID), clean(e.SpanID), clean(e.AgentName), e.ControlID, clean(e.ControlName),
+		clean(string(e.CheckStage)), clean(e.StepType), clean(e.StepName), clean(string(e.Action)), e.Matched, e.Confidence,
+		ts.UnixMicro(), dur, clean(e.EvaluatorName), clean(e.SelectorPath), clean(e.ErrorMessage), clean(e.Source), md}, nil
 }
 
 type eventRow struct {
@@ -141,7 +144,7 @@ func eventWhere(q *guard.EventQuery) (string, []any) {
 		return col + ` IN (` + strings.TrimSuffix(strings.Repeat(`?, `, n), `, `) + `)`
 	}
 	if q.AgentName != "" {
-		where, args = append(where, `agent_name = ?`), append(args, q.AgentName)
+		where, args = append(where, `agent_name = ?`), append(args, clean(q.AgentName))
 	}
 	if len(q.ControlIDs) > 0 {
 		where = append(where, in(`control_id`, len(q.ControlIDs)))
@@ -152,7 +155,7 @@ func eventWhere(q *guard.EventQuery) (string, []any) {
 	if len(q.Actions) > 0 {
 		where = append(where, in(`action`, len(q.Actions)))
 		for _, a := range q.Actions {
-			args = append(args, string(a))
+			args = append(args, clean(string(a)))
 		}
 	}
 	if q.Matched != nil {
@@ -161,18 +164,18 @@ func eventWhere(q *guard.EventQuery) (string, []any) {
 	if len(q.CheckStages) > 0 {
 		where = append(where, in(`check_stage`, len(q.CheckStages)))
 		for _, st := range q.CheckStages {
-			args = append(args, string(st))
+			args = append(args, clean(string(st)))
 		}
 	}
 	if len(q.StepTypes) > 0 {
 		where = append(where, in(`step_type`, len(q.StepTypes)))
 		for _, t := range q.StepTypes {
-			args = append(args, t)
+			args = append(args, clean(t))
 		}
 	}
 	if q.TraceID != "" {
 		// The literal predicate lets both planners use the partial index events_trace.
-		where, args = append(where, `trace_id = ? AND trace_id <> ''`), append(args, q.TraceID)
+		where, args = append(where, `trace_id = ? AND trace_id <> ''`), append(args, clean(q.TraceID))
 	}
 	if q.StartTime != nil {
 		where, args = append(where, `ts >= ?`), append(args, q.StartTime.UnixMicro())

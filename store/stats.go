@@ -66,7 +66,7 @@ func (s *Store) Stats(ctx context.Context, q guard.StatsQuery) (guard.Stats, err
 			width = (to - from + maxBuckets - 1) / maxBuckets
 		}
 	}
-	query, args := statsSQL, []any{width, q.AgentName, from, to}
+	query, args := statsSQL, []any{width, clean(q.AgentName), from, to}
 	if q.ControlID != nil {
 		query += ` AND control_id = ?`
 		args = append(args, *q.ControlID)

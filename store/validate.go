@@ -42,6 +42,9 @@ func normalizeData(d *guard.ControlData) (guard.ControlData, error) {
 		return guard.ControlData{}, problem("data", guard.CodeInvalid, err.Error())
 	}
 	out.Enabled = d.Enabled
+	if enc, err := json.Marshal(&out); err != nil || !storableJSON(string(enc)) {
+		return guard.ControlData{}, &guard.ValidationError{Problems: []guard.Problem{unstorable("data")}}
+	}
 	return out, nil
 }
 
