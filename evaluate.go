@@ -203,7 +203,7 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 	}
 	r := run{ctx: ctx, snap: snap, step: step, sc: sc}
 	b := resultBuilder{res: res, snap: snap, denyAt: -1, denyErrAt: -1, steerAt: -1, steerErrAt: -1, minConf: 1}
-	b.ids.left = len(cands)
+	b.ids.left, b.ids.rng = len(cands), sc.ids
 	reuse := true
 	if snap.hasExternal && r.needsConcurrency(cands, false) {
 		var outs []outcome

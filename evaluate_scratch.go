@@ -1,6 +1,10 @@
 package guard
 
-import "github.com/guardrail-control/guard/evaluator"
+import (
+	"math/rand/v2"
+
+	"github.com/guardrail-control/guard/evaluator"
+)
 
 // scratch is the per-evaluation working memory, pooled per snapshot so that an evaluation that runs no
 // evaluator and matches nothing allocates nothing.
@@ -13,6 +17,7 @@ type scratch struct {
 	used   []int32          // paths touched by this evaluation, to reset
 	mark   []uint64         // control bitset used to merge candidate lists
 	cand   []int32          // merged candidate list
+	ids    *rand.ChaCha8    // random source of control_execution_ids (used by one evaluation at a time)
 }
 
 const (
@@ -35,6 +40,7 @@ func newScratch(s *snapshot) *scratch {
 		scan:   make([]uint8, len(s.paths)),
 		pat:    make([]uint64, s.patWords),
 		mark:   make([]uint64, (len(s.controls)+63)/64),
+		ids:    newIDSource(),
 	}
 }
 
