@@ -147,3 +147,21 @@ func TestUncompilableControlFailsClosed(t *testing.T) {
 		t.Fatalf("on_error allow: %v", m)
 	}
 }
+
+// TestStaleEngineWhileDatabaseIsAway: once an agent is compiled, a database outage during revalidation
+// keeps the last policy enforced instead of failing evaluations.
+func TestStaleEngineWhileDatabaseIsAway(t *testing.T) {
+	ts := newTS(t, WithPolicyPollInterval(0))
+	ts.initAgent("bot")
+	ts.link("bot", ts.createControl("c", regexData("bad", "deny")))
+	if m := ts.eval("bot", "pre", "bad"); decision(m) != "deny" {
+		t.Fatalf("before: %v", m)
+	}
+	ts.srv.cache.reader = unavailableStore{Store: ts.st}
+	ts.srv.cache.invalidate()
+	if m := ts.eval("bot", "pre", "bad"); decision(m) != "deny" {
+		t.Fatalf("during the outage: %v", m)
+	}
+	ts.expectProblem(503, "DATABASE_UNAVAILABLE", "POST", "/api/v1/evaluation", map[string]any{
+		"agent_name": "cold", "stage": "pre", "step": map[string]any{"type": "llm", "name": "x"}})
+}
