@@ -247,6 +247,41 @@ func TestEndToEndSQLite(t *testing.T) {
 	p.stop()
 }
 
+func TestEndToEndAuthAndPages(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "guard.db")
+	p := startServer(t, map[string]string{"DB_URL": db, "GUARD_API_KEY_ENABLED": "true",
+		"GUARD_API_KEYS": "reg-key", "GUARD_ADMIN_API_KEYS": "adm-key", "DEBUG": "true"}, "serve", "--migrate")
+	for _, tc := range []struct {
+		method, path, key string
+		want               int
+	}{
+		{"GET", "/api/v1/controls", "", 401},
+		{"GET", "/api/v1/controls", "wrong", 401},
+		{"GET", "/api/v1/controls", "reg-key", 200},
+		{"PUT", "/api/v1/controls", "reg-key", 403},
+		{"PUT", "/api/v1/controls", "adm-key", 201},
+		{"GET", "/health", "", 200},
+		{"GET", "/docs", "", 200},
+		{"GET", "/metrics", "", 200},
+		{"GET", "/ui/", "", 200},
+		{"GET", "/", "", 200}, // redirected to the dashboard
+	} {
+		req, _ := http.NewRequest(tc.method, p.base+tc.path, strings.NewReader(`{"name":"k"}`))
+		if tc.key != "" {
+			req.Header.Set("X-API-Key", tc.key)
+		}
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != tc.want {
+			t.Errorf("%s %s (key %q): %d, want %d", tc.method, tc.path, tc.key, r.StatusCode, tc.want)
+		}
+	}
+	p.stop()
+}
+
 func TestEndToEndPostgres(t *testing.T) {
 	url := storetest.PostgresURL(t)
 	p := startServer(t, map[string]string{"DATABASE_URL": url}, "serve", "--migrate")
