@@ -253,7 +253,7 @@ func TestEndToEndAuthAndPages(t *testing.T) {
 		"GUARD_API_KEYS": "reg-key", "GUARD_ADMIN_API_KEYS": "adm-key", "DEBUG": "true"}, "serve", "--migrate")
 	for _, tc := range []struct {
 		method, path, key string
-		want               int
+		want              int
 	}{
 		{"GET", "/api/v1/controls", "", 401},
 		{"GET", "/api/v1/controls", "wrong", 401},
