@@ -1,5 +1,5 @@
-// Package ui is the guard web dashboard: static HTML, CSS and JavaScript embedded in the binary with
-// go:embed and served under /ui/. The pages talk to the REST API at /api/v1 from the browser, so the
+// Package ui is the guard web dashboard: static HTML, CSS and JavaScript embedded in the binary (with
+// the embed package) and served under /ui/. The pages talk to the REST API at /api/v1 from the browser, so the
 // dashboard needs no server-side state and works with no network access beyond the guard server itself.
 package ui
 

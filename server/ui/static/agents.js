@@ -26,7 +26,7 @@ export async function agentsView(el) {
       h('td', { class: 'hide-narrow' }, a.agent_version || ''),
       h('td', {}, String(a.step_count)), h('td', {}, String(a.control_count)),
       h('td', { class: 'hide-narrow' }, fmtTime(a.updated_at))));
-    results.append(table(['Name', h('th', { class: 'hide-narrow', scope: 'col' }, 'Description'), h('th', { class: 'hide-narrow', scope: 'col' }, 'Version'), 'Steps', 'Controls', h('th', { class: 'hide-narrow', scope: 'col' }, 'Updated')], rows, 'No agents registered yet.'));
+    results.append(table(['Name', h('th', { class: 'hide-narrow', scope: 'col' }, 'Description'), h('th', { class: 'hide-narrow', scope: 'col' }, 'Version'), 'Steps', 'Controls', h('th', { class: 'hide-narrow', scope: 'col' }, 'Updated')], rows, state.name ? `No agent matches “${state.name}”.` : 'No agents registered yet.'));
     results.append(pager(data.pagination, state, load));
   }
   await load();

@@ -104,6 +104,12 @@ export async function controlEditView(el, controlId) {
     tags: h('input', { type: 'text', id: 'ctl-tags', value: (d.tags || []).join(', '), disabled: ro }),
     condition: h('textarea', { id: 'ctl-condition', class: 'tall', spellcheck: 'false', disabled: ro }, JSON.stringify(d.condition || DEFAULT_CONDITION, null, 2)),
   };
+  // Short text areas grow with their content (up to a point) instead of hiding lines.
+  for (const ta of [i.description, i.required_actions, i.action_metadata]) {
+    const fit = () => { ta.rows = Math.min(14, Math.max(2, ta.value.split('\n').length)); };
+    fit();
+    ta.addEventListener('input', fit);
+  }
   // inputsOf lists the inputs a problems box belongs to (to mark them aria-invalid).
   const inputsOf = (key) => key === 'stages' ? [i.pre, i.post] : i[key] ? [i[key]] : [];
   const status = h('div', { id: 'form-status', 'aria-live': 'polite' });

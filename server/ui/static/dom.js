@@ -1,4 +1,4 @@
-// Tiny DOM helpers. Everything is built with createElement/textContent, never innerHTML, so values from
+// Tiny DOM helpers. Everything is built with createElement/textContent, never by parsing HTML strings, so values from
 // the API (names, messages, payloads) can never inject markup.
 
 export function h(tag, attrs, ...children) {
