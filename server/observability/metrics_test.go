@@ -141,6 +141,14 @@ func TestMetricsCountRequestsByRoutePattern(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = res.Body.Close()
+	for _, method := range []string{http.MethodDelete, "BREW"} { // 405, and a method outside the standard set
+		req, _ := http.NewRequest(method, srv.URL+"/things/3", nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = res.Body.Close()
+	}
 	func() { // a panic goes on up (to the server's recoverer) and is recorded as a 500
 		defer func() {
 			if recover() == nil {
@@ -159,6 +167,8 @@ func TestMetricsCountRequestsByRoutePattern(t *testing.T) {
 		{map[string]string{"route": "POST /things", "method": "POST", "status": "201"}, 1},
 		{map[string]string{"route": UnmatchedRoute, "method": "GET", "status": "404"}, 1},
 		{map[string]string{"route": "GET /boom", "method": "GET", "status": "500"}, 1},
+		{map[string]string{"route": UnmatchedRoute, "method": "DELETE", "status": "405"}, 1},
+		{map[string]string{"route": UnmatchedRoute, "method": "OTHER", "status": "405"}, 1},
 	} {
 		if got := counterValue(t, fams, "guard_http_requests_total", tc.labels); got != tc.want {
 			t.Errorf("http_requests_total%v = %v, want %v", tc.labels, got, tc.want)
@@ -243,5 +253,23 @@ func TestMetricsCountEvaluationsMatchesAndEvaluatorTime(t *testing.T) {
 	}
 	if h := sample(fams, "guard_evaluator_duration_seconds", map[string]string{"evaluator": "ext.toxicity"}); h.GetHistogram().GetSampleSum() != 1 {
 		t.Errorf("ext.toxicity evaluator sum = %v, want 1", h.GetHistogram().GetSampleSum())
+	}
+}
+
+func TestMiddlewareKeepsFlushing(t *testing.T) {
+	m := mustMetrics(t)
+	h := m.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "part")
+		if err := http.NewResponseController(w).Flush(); err != nil {
+			t.Errorf("flush through the middleware: %v", err)
+		}
+	}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/stream", nil))
+	if !rec.Flushed {
+		t.Fatal("the response was not flushed")
+	}
+	if got := counterValue(t, scrape(t, m), "guard_http_requests_total", map[string]string{"route": UnmatchedRoute, "status": "200"}); got != 1 {
+		t.Fatalf("requests = %v, want 1", got)
 	}
 }
