@@ -111,7 +111,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 	cancel()
 	if err != nil {
 		if errors.Is(err, store.ErrMigrationsPending) {
-			return fmt.Errorf("%w\nrun \"server migrate\" (go run ./examples/server migrate) or start with \"serve --migrate\"", err)
+			return err // names the command to run
 		}
 		return fmt.Errorf("open database: %w", err)
 	}
@@ -121,14 +121,23 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 	if err != nil {
 		return fmt.Errorf("PROMETHEUS_METRICS_PREFIX: %w", err)
 	}
+	// Deferred calls run in reverse: the HTTP server drains first (below), then the pruner and the policy
+	// poller stop, then the buffered events are written, then the database closes.
 	var rec *observability.Recorder
 	if cfg.ObservabilityEnabled {
 		rec = observability.NewRecorder(st, observability.RecorderConfig{
 			FlushInterval: cfg.FlushInterval, Metrics: metrics, Logger: logger,
 		})
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := rec.Close(cctx); err != nil {
+				logger.Warn("observability events could not all be written", zap.Error(err))
+			}
+		}()
 	}
-	pruneCtx, stopPruning := context.WithCancel(context.Background())
-	stopPruner := observability.StartPruner(pruneCtx, st, time.Duration(cfg.RetentionDays)*24*time.Hour, logger)
+	stopPruner := observability.StartPruner(context.Background(), st, time.Duration(cfg.RetentionDays)*24*time.Hour, logger)
+	defer stopPruner()
 
 	srv, err := server.New(st,
 		server.WithLogger(logger),
@@ -139,16 +148,12 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithUI(ui.Handler()),
 	)
 	if err != nil {
-		stopPruner()
-		stopPruning()
 		return err
 	}
 	defer srv.Close()
 
 	ln, err := net.Listen("tcp", cfg.Addr())
 	if err != nil {
-		stopPruner()
-		stopPruning()
 		return fmt.Errorf("listen on %s (HOST, PORT): %w", cfg.Addr(), err)
 	}
 	hs := &http.Server{
@@ -179,15 +184,6 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		}
 		cancel()
 		<-errc
-	}
-	stopPruner()
-	stopPruning()
-	if rec != nil {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := rec.Close(cctx); err != nil {
-			logger.Warn("observability events could not all be written", zap.Error(err))
-		}
-		cancel()
 	}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
