@@ -25,32 +25,17 @@ import (
 // The observability end-to-end test runs the real server binary: events that got a 202 survive a
 // SIGTERM and a restart although the flush interval is an hour, because shutdown flushes the buffer.
 
-var (
-	obsBuildOnce sync.Once
-	obsBinPath   string
-	obsBuildErr  error
-)
-
+// obsBuild builds the server into the test's temporary directory (removed with it).
 func obsBuild(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
 	}
-	obsBuildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "guard-obs-e2e")
-		if err != nil {
-			obsBuildErr = err
-			return
-		}
-		obsBinPath = filepath.Join(dir, "server")
-		if out, err := exec.Command("go", "build", "-o", obsBinPath, ".").CombinedOutput(); err != nil {
-			obsBuildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if obsBuildErr != nil {
-		t.Fatal(obsBuildErr)
+	bin := filepath.Join(t.TempDir(), "server")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return obsBinPath
+	return bin
 }
 
 // obsProc is one run of the server binary.
@@ -82,9 +67,9 @@ func (b *obsBuffer) String() string {
 
 // obsStart runs "serve --migrate" on dbURL with a one-hour flush interval, on a free loopback port, and
 // waits until /health answers.
-func obsStart(t *testing.T, dbURL string) *obsProc {
+func obsStart(t *testing.T, bin, dbURL string) *obsProc {
 	t.Helper()
-	cmd := exec.Command(obsBuild(t), "serve", "--migrate")
+	cmd := exec.Command(bin, "serve", "--migrate")
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT=0", "GUARD_API_KEY_ENABLED=false", "DB_URL=",
 		"DATABASE_URL="+dbURL, "OBSERVABILITY_ENABLED=true", "OBSERVABILITY_FLUSH_INTERVAL_SECONDS=3600")
@@ -237,8 +222,9 @@ func (p *obsProc) queryAll(filter map[string]any) (ids map[string]bool, q obsQue
 }
 
 func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
+	bin := obsBuild(t)
 	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "guard.db")
-	p := obsStart(t, dbURL)
+	p := obsStart(t, bin, dbURL)
 
 	if status, body := p.do(http.MethodPost, "/api/v1/observability/events/query", map[string]any{}, nil); status == http.StatusNotFound {
 		t.Skipf("this server binary does not serve the observability routes yet (POST /api/v1/observability/events/query = 404: %s)", body)
@@ -298,7 +284,7 @@ func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
 	}
 
 	p.sigterm()
-	p = obsStart(t, dbURL)
+	p = obsStart(t, bin, dbURL)
 
 	ids, q := p.queryAll(map[string]any{"agent_name": agent})
 	if q.Total != accepted || len(ids) != accepted {
