@@ -41,14 +41,18 @@ const (
 )
 
 // chromiumPath returns the Chromium binary to drive. Without one the test is skipped, except under
-// CI=true where a missing browser is a failure: CI must run these tests.
+// CI=true or when GUARD_TEST_CHROMIUM names a browser that is not there: then a missing browser is a
+// failure, since CI must run these tests.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	candidates := []string{os.Getenv(chromiumEnv), "/usr/bin/chromium", "/usr/bin/chromium-browser"}
-	for _, c := range candidates {
-		if c == "" {
-			continue
+	if env := os.Getenv(chromiumEnv); env != "" {
+		p, err := exec.LookPath(env)
+		if err != nil {
+			t.Fatalf("%s=%s: no such executable: %v", chromiumEnv, env, err)
 		}
+		return p
+	}
+	for _, c := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(c); err == nil {
 			return p
 		}

@@ -1,33 +1,42 @@
 // Agents: the list with search and pagination, and one agent's detail with steps, linked controls and
 // statistics.
-import { h, clear, field, fmtTime, badge, errorBox, table } from './dom.js';
+import { h, field, fmtTime, badge, errorBox, table } from './dom.js';
 import { api, qs, session } from './api.js';
 import { matchesChart } from './chart.js';
 
 export async function agentsView(el) {
   const state = { name: '', cursors: [''], page: 0 };
   const search = h('input', { type: 'search', id: 'agent-search', placeholder: 'substring of the name' });
-  const results = h('div', { id: 'agents-results' });
+  const results = h('div', { id: 'agents-results', 'aria-live': 'polite' });
+  let typing = null;
+  search.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => { state.name = search.value.trim(); state.cursors = ['']; state.page = 0; load(); }, 300);
+  });
   el.append(h('h1', {}, 'Agents'),
     h('form', { class: 'toolbar', role: 'search', onsubmit: (e) => { e.preventDefault(); state.name = search.value.trim(); state.cursors = ['']; state.page = 0; load(); } },
       h('div', { class: 'grow' }, field('Search agents', search)),
       h('button', { type: 'submit' }, 'Search')),
     results);
 
+  let seq = 0;
   async function load() {
-    clear(results);
+    const mine = ++seq;
+    results.setAttribute('aria-busy', 'true');
     let data;
     try {
       data = await api.get('/agents' + qs({ name: state.name, limit: 20, cursor: state.cursors[state.page] }));
-    } catch (e) { results.append(errorBox(e)); return; }
+    } catch (e) { if (mine === seq) { results.replaceChildren(errorBox(e)); results.setAttribute('aria-busy', 'false'); } return; }
+    if (mine !== seq) return; // a newer search is on its way
     const rows = data.agents.map(a => h('tr', {},
       h('td', {}, h('a', { href: '#/agents/' + encodeURIComponent(a.agent_name) }, a.agent_name)),
       h('td', { class: 'hide-narrow' }, a.agent_description || ''),
       h('td', { class: 'hide-narrow' }, a.agent_version || ''),
       h('td', {}, String(a.step_count)), h('td', {}, String(a.control_count)),
       h('td', { class: 'hide-narrow' }, fmtTime(a.updated_at))));
-    results.append(table(['Name', h('th', { class: 'hide-narrow', scope: 'col' }, 'Description'), h('th', { class: 'hide-narrow', scope: 'col' }, 'Version'), 'Steps', 'Controls', h('th', { class: 'hide-narrow', scope: 'col' }, 'Updated')], rows, state.name ? `No agent matches “${state.name}”.` : 'No agents registered yet.'));
+    results.replaceChildren(table(['Name', h('th', { class: 'hide-narrow', scope: 'col' }, 'Description'), h('th', { class: 'hide-narrow', scope: 'col' }, 'Version'), 'Steps', 'Controls', h('th', { class: 'hide-narrow', scope: 'col' }, 'Updated')], rows, state.name ? `No agent matches “${state.name}”.` : 'No agents registered yet.'));
     results.append(pager(data.pagination, state, load));
+    results.setAttribute('aria-busy', 'false');
   }
   await load();
 }

@@ -23,13 +23,16 @@ export async function controlsView(el) {
     h('button', { type: 'submit' }, 'Filter')),
   results);
 
+  let seq = 0;
   async function load() {
-    clear(results);
+    const mine = ++seq;
+    results.setAttribute('aria-busy', 'true');
     let data;
     try {
       data = await api.get('/controls' + qs({ name: f.name.value.trim(), enabled: f.enabled.value, tag: f.tag.value.trim(),
         step_type: f.step_type.value.trim(), stage: f.stage.value, limit: 20, cursor: state.cursors[state.page] }));
-    } catch (e) { results.append(errorBox(e)); return; }
+    } catch (e) { if (mine === seq) { results.replaceChildren(errorBox(e)); results.setAttribute('aria-busy', 'false'); } return; }
+    if (mine !== seq) return; // a newer search is on its way
     const rows = data.controls.map(c => h('tr', {},
       h('td', {}, h('a', { href: '#/controls/' + c.control_id }, c.name)),
       h('td', {}, badge(c.decision)),
@@ -39,9 +42,10 @@ export async function controlsView(el) {
       h('td', { class: 'hide-narrow' }, (c.tags || []).join(', ')),
       h('td', {}, String(c.agent_count)),
       h('td', { class: 'hide-narrow' }, fmtTime(c.updated_at))));
-    results.append(table(['Name', 'Action', 'State', h('th', { class: 'hide-narrow', scope: 'col' }, 'Stages'), h('th', { class: 'hide-narrow', scope: 'col' }, 'Step types'),
+    results.replaceChildren(table(['Name', 'Action', 'State', h('th', { class: 'hide-narrow', scope: 'col' }, 'Stages'), h('th', { class: 'hide-narrow', scope: 'col' }, 'Step types'),
       h('th', { class: 'hide-narrow', scope: 'col' }, 'Tags'), 'Agents', h('th', { class: 'hide-narrow', scope: 'col' }, 'Updated')], rows, 'No controls match.'));
     results.append(pager(data.pagination, state, load));
+    results.setAttribute('aria-busy', 'false');
   }
   await load();
 }
@@ -239,6 +243,10 @@ export async function controlEditView(el, controlId) {
       field('Action metadata (JSON)', i.action_metadata, 'optional, e.g. {"severity": "high"}', 'action_metadata')),
     h('div', {},
       field('Condition (JSON)', i.condition, 'a leaf {selector, evaluator} or {"and"|"or": [...]}, {"not": ...}', 'condition'),
+      h('button', { type: 'button', id: 'format-condition', disabled: ro, onclick: () => {
+        try { i.condition.value = JSON.stringify(JSON.parse(i.condition.value), null, 2); schedule(); }
+        catch { validate(); }
+      } }, 'Format JSON'),
       h('p', { class: 'muted small' }, 'See ', h('a', { href: '#/evaluators' }, 'the evaluators'), ' for their config schemas.'))),
   h('div', { class: 'toolbar form-actions' }, h('button', { type: 'submit', class: 'primary', id: 'save-control', disabled: ro }, control ? 'Save' : 'Create control'), status));
 
