@@ -22,6 +22,20 @@ type run struct {
 	snap *snapshot
 	step *Step
 	sc   *scratch
+	// timed: measure ControlResult.Duration, from the first evaluator a control runs to its end (the
+	// clock is read only for controls that run an evaluator: reading it costs more than a skipped leaf).
+	timed bool
+	start time.Time
+}
+
+// elapsed returns the duration of the control just evaluated and resets the clock.
+func (r *run) elapsed() time.Duration {
+	if r.start.IsZero() {
+		return 0
+	}
+	d := time.Since(r.start)
+	r.start = time.Time{}
+	return d
 }
 
 // nodeOut is the outcome of a condition node: matched with a confidence (the minimum over the leaves
@@ -111,6 +125,9 @@ func (r *run) leaf(l *cLeaf) nodeOut {
 			}
 		}
 	}
+	if r.timed && r.start.IsZero() {
+		r.start = time.Now()
+	}
 	var res evaluator.Result
 	if l.external {
 		res, err = callExternal(r.ctx, l, d)
@@ -174,6 +191,9 @@ func clampConfidence(c float64) float64 {
 // winner's action metadata "reason", else (steer) its steering message, else its evaluator's message,
 // else a default sentence naming the control; for a control that failed closed it says so.
 //
+// ControlResult.Duration is the time from the first evaluator the control ran to the end of its
+// condition; it is 0 when the prefilter answered every leaf without running an evaluator.
+//
 // The result shares read-only data with the compiled controls (metadata maps, steering contexts):
 // callers must not modify them.
 func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result, error) {
@@ -201,7 +221,7 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 		snap.putScratch(sc)
 		return res, nil
 	}
-	r := run{ctx: ctx, snap: snap, step: step, sc: sc}
+	r := run{ctx: ctx, snap: snap, step: step, sc: sc, timed: true}
 	b := resultBuilder{res: res, snap: snap, denyAt: -1, denyErrAt: -1, steerAt: -1, steerErrAt: -1, minConf: 1}
 	b.ids.left, b.ids.rng = len(cands), sc.ids
 	reuse := true
@@ -217,9 +237,8 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 		res.NonMatches = make([]ControlResult, 0, len(cands))
 		for _, ci := range cands {
 			c := &snap.controls[ci]
-			start := time.Now()
 			o := r.node(&c.root)
-			if !b.add(c, &o, time.Since(start)) {
+			if !b.add(c, &o, r.elapsed()) {
 				break
 			}
 		}

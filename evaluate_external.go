@@ -89,9 +89,9 @@ func (r *run) concurrent(cands []int32, decisionOnly bool, maxConc int) ([]outco
 		go func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			start := time.Now()
-			o := sub.node(&c.root)
-			results <- finished{pos, o, time.Since(start)}
+			own := sub // each goroutine has its own clock
+			o := own.node(&c.root)
+			results <- finished{pos, o, own.elapsed()}
 		}()
 	}
 	outs := make([]outcome, n)
@@ -104,9 +104,8 @@ func (r *run) concurrent(cands []int32, decisionOnly bool, maxConc int) ([]outco
 		if c.hasExternal {
 			continue
 		}
-		start := time.Now()
 		outs[pos] = outcome{out: r.node(&c.root), done: true}
-		outs[pos].dur = time.Since(start)
+		outs[pos].dur = r.elapsed()
 		if decided(pos) {
 			return outs, pending == 0
 		}

@@ -40,19 +40,18 @@ func (g *idGen) fill() {
 		g.rng = newIDSource()
 	}
 	_, _ = g.rng.Read(rnd[:16*n]) // never fails
-	out := make([]byte, 0, 36*n)
+	var out [36 * idBatch]byte
 	for i := 0; i < n; i++ {
 		u := rnd[16*i : 16*i+16]
 		u[6] = u[6]&0x0f | 0x40 // version 4
 		u[8] = u[8]&0x3f | 0x80 // variant 10
-		for j, b := range u {
-			if j == 4 || j == 6 || j == 8 || j == 10 {
-				out = append(out, '-')
-			}
-			out = append(out, hexDigits[b>>4], hexDigits[b&0xf])
+		o := out[36*i : 36*i+36]
+		o[8], o[13], o[18], o[23] = '-', '-', '-', '-'
+		for j, at := range uuidHexAt {
+			o[at], o[at+1] = hexDigits[u[j]>>4], hexDigits[u[j]&0xf]
 		}
 	}
-	g.batch = string(out)
+	g.batch = string(out[:36*n])
 	g.next = 0
 }
 
@@ -62,3 +61,6 @@ func newIDSource() *rand.ChaCha8 {
 	_, _ = crand.Read(seed[:]) // never fails (crypto/rand panics rather than return an error)
 	return rand.NewChaCha8(seed)
 }
+
+// uuidHexAt is where each of the 16 bytes goes in the 36-character form.
+var uuidHexAt = [16]int{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}

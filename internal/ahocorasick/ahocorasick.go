@@ -28,7 +28,8 @@ type Automaton struct {
 
 	// Per state.
 	fail     []int32
-	denseRow []int32 // index of the state's dense row in dense, or -1
+	denseRow []int32 // offset of the state's dense row in dense (row * ncls), or -1
+	rowState []int32 // the state of each dense row
 	edgeLo   []int32 // sparse edges of the state: edgeCls/edgeTo[edgeLo[s]:edgeLo[s+1]]
 	outLo    []int32 // patterns ending exactly here: outPat[outLo[s]:outLo[s+1]]
 	report   []int32 // first state on the failure chain (itself included) with outputs, or -1
@@ -197,10 +198,20 @@ func New(patterns []string) *Automaton {
 			a.report[s] = a.dictNext[s]
 		}
 	}
-	// Mark dense transitions into states that report patterns (stored as ^target), so that a scan
-	// needs no extra load on the common no-output path.
+	// Final encoding of dense transitions: a target that is itself dense and reports nothing is stored
+	// as its row offset (>= 0), so that the common step of a scan is a single load; any other target t
+	// (it reports patterns, or it has no dense row) is stored as ^t.
+	a.rowState = make([]int32, len(a.dense)/a.ncls)
+	for st, r := range a.denseRow {
+		if r >= 0 {
+			a.rowState[r] = int32(st)
+			a.denseRow[st] = r * int32(a.ncls)
+		}
+	}
 	for i, t := range a.dense {
-		if a.report[t] >= 0 {
+		if a.report[t] < 0 && a.denseRow[t] >= 0 {
+			a.dense[i] = a.denseRow[t]
+		} else {
 			a.dense[i] = ^t
 		}
 	}
@@ -215,7 +226,7 @@ func (a *Automaton) States() int { return len(a.fail) }
 
 // MemoryBytes estimates the memory held by the automaton's tables.
 func (a *Automaton) MemoryBytes() int {
-	return 4*(len(a.fail)+len(a.denseRow)+len(a.edgeLo)+len(a.outLo)+len(a.report)+len(a.dictNext)) +
+	return 4*(len(a.fail)+len(a.denseRow)+len(a.rowState)+len(a.edgeLo)+len(a.outLo)+len(a.report)+len(a.dictNext)) +
 		4*len(a.dense) + len(a.edgeCls) + 4*len(a.edgeTo) + 4*len(a.outPat) + 256
 }
 
@@ -232,24 +243,27 @@ func (a *Automaton) Scan(text string, found []uint64) (nonASCII bool) {
 		return false
 	}
 	var high byte
-	s := int32(0)
-	ncls := a.ncls
+	dense, classes := a.dense, &a.classes
+	x := a.denseRow[0] // dense row offset of the current state, or ^state for a state without one
 	for i := 0; i < len(text); i++ {
 		b := text[i]
 		high |= b
-		c := a.classes[b]
-		if r := a.denseRow[s]; r >= 0 {
-			t := a.dense[int(r)*ncls+int(c)]
-			if t >= 0 {
-				s = t
+		c := classes[b]
+		var s int32
+		if x >= 0 {
+			v := dense[int(x)+int(c)]
+			if v >= 0 {
+				x = v
 				continue
 			}
-			s = ^t
+			s = ^v
 		} else {
-			s = a.sparseNext(s, c)
-			if a.report[s] < 0 {
-				continue
-			}
+			s = a.sparseNext(^x, c)
+		}
+		if r := a.denseRow[s]; r >= 0 {
+			x = r
+		} else {
+			x = ^s
 		}
 		for r := a.report[s]; r >= 0; r = a.dictNext[r] {
 			for _, p := range a.outPat[a.outLo[r]:a.outLo[r+1]] {
@@ -260,14 +274,15 @@ func (a *Automaton) Scan(text string, found []uint64) (nonASCII bool) {
 	return high >= 0x80
 }
 
-// sparseNext follows trie edges and failure links from a state without a dense row.
+// sparseNext returns the state after s on class c, following trie edges and failure links from a state
+// without a dense row.
 func (a *Automaton) sparseNext(s int32, c uint8) int32 {
 	for {
-		if r := a.denseRow[s]; r >= 0 {
-			if t := a.dense[int(r)*a.ncls+int(c)]; t >= 0 {
-				return t
+		if off := a.denseRow[s]; off >= 0 {
+			if v := a.dense[int(off)+int(c)]; v >= 0 {
+				return a.rowState[int(v)/a.ncls]
 			} else {
-				return ^t
+				return ^v
 			}
 		}
 		for j := a.edgeLo[s]; j < a.edgeLo[s+1]; j++ {
