@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -280,6 +281,61 @@ func TestEndToEndAuthAndPages(t *testing.T) {
 		}
 	}
 	p.stop()
+}
+
+// TestGracefulShutdownFinishesInFlight: a request whose body is still arriving when SIGTERM comes is
+// completed, new connections are refused, and the process exits 0.
+func TestGracefulShutdownFinishesInFlight(t *testing.T) {
+	p := startServer(t, map[string]string{"DB_URL": filepath.Join(t.TempDir(), "guard.db")}, "serve", "--migrate")
+	host := strings.TrimPrefix(p.base, "http://")
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"name":"in-flight"}`
+	// Expect: 100-continue makes the server answer "100 Continue" when the handler starts reading the
+	// body: from then on the request is in flight.
+	fmt.Fprintf(conn, "PUT /api/v1/controls HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", host, len(body))
+	br := bufio.NewReader(conn)
+	cont, err := http.ReadResponse(br, nil)
+	if err != nil || cont.StatusCode != http.StatusContinue {
+		t.Fatalf("100 Continue: %v %v", cont, err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for { // wait until the listener is closed: shutdown has begun
+		c, err := net.DialTimeout("tcp", host, 200*time.Millisecond)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the listener stayed open after SIGTERM")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := conn.Write([]byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("in-flight request: %v\n%s", err, p.stderr)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("in-flight request: %d", resp.StatusCode)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, p.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit after the in-flight request finished")
+	}
 }
 
 func TestEndToEndPostgres(t *testing.T) {
