@@ -244,3 +244,35 @@ func BenchmarkBaselineRegex(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEngineOverhead measures the engine alone: 10 list controls (the even ones of benchControls(20))
+// whose literals the prefilter rules out on benchNoMatch, so no evaluator runs: index lookup, selector,
+// one automaton scan, ten tree walks, and for Evaluate the full result.
+func BenchmarkEngineOverhead(b *testing.B) {
+	var lists []guard.Control
+	for i, c := range benchControls(20, false) {
+		if i%2 == 0 {
+			lists = append(lists, c)
+		}
+	}
+	e := guard.New()
+	if err := e.Update(lists); err != nil {
+		b.Fatal(err)
+	}
+	step := &guard.Step{Type: "llm", Name: "chat", Input: benchNoMatch}
+	ctx := context.Background()
+	b.Run("evaluate", func(b *testing.B) {
+		loop(b, func() {
+			if res, err := e.Evaluate(ctx, step, guard.StagePre); err != nil || len(res.NonMatches) != 10 {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("check", func(b *testing.B) {
+		loop(b, func() {
+			if err := e.Check(ctx, step, guard.StagePre); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}

@@ -262,27 +262,36 @@ type resultBuilder struct {
 // add files the outcome of control c and reports whether evaluation should go on (false after a
 // genuine deny match).
 func (b *resultBuilder) add(c *cControl, o *nodeOut, dur time.Duration) bool {
-	cr := ControlResult{
-		ControlExecutionID: b.ids.id(),
-		ControlID:          c.id,
-		ControlName:        c.name,
-		Action:             c.decision,
-		Duration:           dur,
+	eff := o.effective()
+	var list *[]ControlResult
+	switch {
+	case o.err != nil:
+		list = &b.res.Errors
+	case o.matched:
+		list = &b.res.Matches
+	default:
+		list = &b.res.NonMatches
 	}
+	// Fill the entry in place: a ControlResult is large, copying it in would cost more than its fields.
+	*list = append(*list, ControlResult{})
+	at := len(*list) - 1
+	cr := &(*list)[at]
+	cr.ControlExecutionID = b.ids.id()
+	cr.ControlID = c.id
+	cr.ControlName = c.name
+	cr.Action = c.decision
+	cr.Duration = dur
 	if l := c.firstLeaf; l != nil {
 		cr.EvaluatorName = l.evName
 		cr.SelectorPath = b.snap.paths[l.path].sel.raw
 	}
-	eff := o.effective()
 	if eff {
 		cr.Metadata = c.metadata
 		cr.SteeringContext = c.steering
 	}
 	if o.err != nil {
 		cr.Result = EvaluatorResult{Matched: eff, Error: errorText(o)}
-		b.res.Errors = append(b.res.Errors, cr)
 		if eff {
-			at := len(b.res.Errors) - 1
 			switch {
 			case c.class == classDeny && b.denyErrAt < 0:
 				b.denyErrAt = at
@@ -295,11 +304,8 @@ func (b *resultBuilder) add(c *cControl, o *nodeOut, dur time.Duration) bool {
 	cr.Result = EvaluatorResult{Matched: o.matched, Confidence: o.conf, Message: o.msg, Metadata: o.meta}
 	b.minConf = math.Min(b.minConf, o.conf)
 	if !o.matched {
-		b.res.NonMatches = append(b.res.NonMatches, cr)
 		return true
 	}
-	b.res.Matches = append(b.res.Matches, cr)
-	at := len(b.res.Matches) - 1
 	switch c.class {
 	case classDeny:
 		b.denyAt = at
