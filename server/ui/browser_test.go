@@ -112,31 +112,12 @@ func startApp(t *testing.T, o appOptions) *app {
 		t.Fatalf("server.New: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	ts := httptest.NewServer(withObservabilityAPI(t, srv, st, rec))
+	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 
 	a := &app{t: t, url: ts.URL, st: st, rec: rec, auth: o.auth}
 	a.ctx = newBrowser(t, chromium, o.width, o.height, a.recordConsole)
 	return a
-}
-
-// withObservabilityAPI returns srv itself when it serves the observability endpoints. A server that
-// does not (yet) route them gets them mounted in front of it, so the statistics page can be tested.
-func withObservabilityAPI(t *testing.T, srv http.Handler, st *store.Store, rec *observability.Recorder) http.Handler {
-	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, "/api/v1/observability/stats?agent_name=probe", nil)
-	req.Header.Set("X-API-Key", adminKey)
-	w := httptest.NewRecorder()
-	srv.ServeHTTP(w, req)
-	if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), `"NOT_FOUND"`) {
-		return srv
-	}
-	t.Log("the server does not route /api/v1/observability yet: the test mounts observability.API in front of it")
-	mux := http.NewServeMux()
-	api := &observability.API{Store: st, Recorder: rec, Enabled: true}
-	api.Routes(mux, "/api/v1")
-	mux.Handle("/", srv)
-	return mux
 }
 
 // newBrowser starts headless Chromium with a fresh profile and returns a context bound to one tab.

@@ -98,6 +98,15 @@ func TestRenameToggleAndDeleteWithForce(t *testing.T) {
 	a.waitRendered("#/controls")
 	a.call("GET", fmt.Sprintf("/api/v1/controls/%d", id), nil, http.StatusNotFound, nil)
 
+	// The deleted control's page leads to its history, which is still readable.
+	a.goTo(fmt.Sprintf("#/controls/%d", id))
+	a.click("#history-link")
+	a.waitRendered(fmt.Sprintf("#/controls/%d/history", id))
+	if h := a.text("h1"); h != "History of block-us-ssn (deleted)" {
+		t.Fatalf("history heading of a deleted control = %q", h)
+	}
+	a.waitJS("the deleted event", `[...document.querySelectorAll('#versions td')].some(td => td.textContent === 'deleted')`)
+
 	// Cancel keeps the control and leaves no dialog behind; Escape too.
 	other := a.createControl("other", regexControl("x", "log", "pre"))
 	a.goTo(fmt.Sprintf("#/controls/%d", other))

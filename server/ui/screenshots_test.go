@@ -116,26 +116,43 @@ func TestScreenshots(t *testing.T) {
 					a.waitJS("ten events", `document.querySelectorAll('#events-results tbody tr').length === 10`)
 				}},
 			}
+			shots = append(shots, struct {
+				name, route string
+				prepare     func()
+			}{"evaluators", "#/evaluators", nil})
 			a.open("#/agents")
 			for _, s := range shots {
 				a.goTo(s.route)
 				if s.prepare != nil {
 					s.prepare()
 				}
-				a.do("scroll to top", evalVoid(`window.scrollTo(0, 0); document.activeElement && document.activeElement.blur()`))
-				ctx, cancel := context.WithTimeout(a.ctx, stepTimeout)
-				png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-				cancel()
-				if err != nil {
-					t.Fatalf("screenshot of %s: %v", s.route, err)
-				}
-				path := filepath.Join(dir, s.name+"-"+vp.suffix+".png")
-				if err := os.WriteFile(path, png, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("wrote %s (%d bytes)", path, len(png))
+				a.do("blur", evalVoid(`document.activeElement && document.activeElement.blur()`))
+				writeShot(t, a, filepath.Join(dir, s.name+"-"+vp.suffix+".png"))
 			}
 			a.noPageErrors()
+
+			// The sign-in form of a server with authentication, after a wrong key.
+			l := startApp(t, appOptions{width: vp.width, height: vp.height, auth: true})
+			l.load("#/agents")
+			l.signIn("wrong-key")
+			l.waitJS("the rejection", `!!document.getElementById('login-error')`)
+			writeShot(t, l, filepath.Join(dir, "login-"+vp.suffix+".png"))
 		})
 	}
+}
+
+// writeShot saves a full-page PNG of what a shows.
+func writeShot(t *testing.T, a *app, path string) {
+	t.Helper()
+	a.do("scroll to top", evalVoid(`window.scrollTo(0, 0)`))
+	ctx, cancel := context.WithTimeout(a.ctx, stepTimeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", path, err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%d bytes)", path, len(png))
 }

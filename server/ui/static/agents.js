@@ -149,14 +149,15 @@ export async function agentView(el, name) {
     }
     if (mine !== statsSeq) return;
     const t = st.totals;
+    const n = (v) => Number(v || 0).toLocaleString();
     const counts = t.action_counts || {};
     statsBody.replaceChildren(
       h('div', { class: 'totals', id: 'stats-totals' },
-        h('div', {}, h('strong', { 'data-stat': 'execution_count' }, String(t.execution_count)), 'evaluations'),
-        h('div', {}, h('strong', { 'data-stat': 'match_count' }, String(t.match_count)), 'matches'),
-        h('div', {}, h('strong', { 'data-stat': 'non_match_count' }, String(t.non_match_count)), 'no match'),
-        h('div', {}, h('strong', { 'data-stat': 'error_count' }, String(t.error_count)), 'errors'),
-        ['deny', 'steer', 'warn', 'log', 'allow'].map(k => h('div', { class: 'action-total' }, h('strong', { 'data-stat': k }, String(counts[k] || 0)), badge(k)))),
+        h('div', {}, h('strong', { 'data-stat': 'execution_count' }, n(t.execution_count)), 'evaluations'),
+        h('div', {}, h('strong', { 'data-stat': 'match_count' }, n(t.match_count)), 'matches'),
+        h('div', {}, h('strong', { 'data-stat': 'non_match_count' }, n(t.non_match_count)), 'no match'),
+        h('div', {}, h('strong', { 'data-stat': 'error_count' }, n(t.error_count)), 'errors'),
+        ['deny', 'steer', 'warn', 'log', 'allow'].map(k => h('div', { class: 'action-total' }, h('strong', { 'data-stat': k }, n(counts[k])), badge(k)))),
       h('div', { id: 'stats-chart' }, matchesChart(t.timeseries || [], range.value, statsBody.clientWidth)),
       h('h3', {}, 'By control'),
       h('div', { id: 'stats-controls' },

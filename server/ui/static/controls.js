@@ -83,7 +83,15 @@ let flash = null;
 export async function controlEditView(el, controlId) {
   let control = null, data = null;
   if (controlId !== null) {
-    control = await api.get('/controls/' + controlId);
+    try {
+      control = await api.get('/controls/' + controlId);
+    } catch (e) {
+      if (e.code !== 'CONTROL_NOT_FOUND') throw e;
+      // A deleted control keeps its history: offer it.
+      el.append(h('h1', {}, `Control #${controlId}`), h('div', { class: 'notice', role: 'status' }, 'This control does not exist (it may have been deleted). ',
+        h('a', { href: `#/controls/${controlId}/history`, id: 'history-link' }, 'See its version history'), '.'));
+      return;
+    }
     data = control.data;
   }
   const d = data || { description: '', enabled: true, execution: 'server', scope: { stages: ['pre'] }, condition: DEFAULT_CONDITION, action: { decision: 'deny' }, tags: [] };

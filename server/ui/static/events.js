@@ -59,7 +59,7 @@ export async function eventsView(el) {
     const rows = data.events.map(ev => h('tr', {},
       h('td', { class: 'nowrap' }, fmtTime(ev.timestamp)),
       h('td', {}, h('a', { href: '#/agents/' + encodeURIComponent(ev.agent_name) }, ev.agent_name)),
-      h('td', {}, ev.control_name || '#' + ev.control_id),
+      h('td', {}, h('a', { href: '#/controls/' + ev.control_id }, ev.control_name || '#' + ev.control_id)),
       h('td', { class: 'hide-narrow' }, ev.check_stage),
       h('td', {}, `${ev.step_type}/${ev.step_name}`, h('span', { class: 'muted narrow-only' }, ` (${ev.check_stage})`)),
       h('td', {}, badge(ev.action, !ev.matched)),

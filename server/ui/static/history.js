@@ -6,7 +6,12 @@ import { lineDiff } from './diff.js';
 const snapshot = (v) => JSON.stringify({ name: v.name, enabled: v.enabled, data: v.data === undefined ? null : v.data }, null, 2);
 
 export async function historyView(el, controlId, notice) {
-  const control = await api.get('/controls/' + controlId);
+  let control = null;
+  try {
+    control = await api.get('/controls/' + controlId);
+  } catch (e) {
+    if (e.code !== 'CONTROL_NOT_FOUND') throw e; // a deleted control keeps its versions
+  }
   const versions = [];
   let cursor = '';
   do {
@@ -16,8 +21,15 @@ export async function historyView(el, controlId, notice) {
   } while (cursor && versions.length < 1000);
 
   const msg = h('div', { 'aria-live': 'polite', id: 'history-message' }, notice || null);
-  el.append(h('h1', {}, 'History of ', h('a', { href: '#/controls/' + controlId }, control.name)),
-    h('p', { class: 'muted' }, `Current version ${control.version}. Restoring a version saves its name, state and data as a new version.`), msg);
+  if (control) {
+    el.append(h('h1', {}, 'History of ', h('a', { href: '#/controls/' + controlId }, control.name)),
+      h('p', { class: 'muted' }, `Current version ${control.version}. Restoring a version saves its name, state and data as a new version.`), msg);
+  } else {
+    const last = versions.length ? await api.get(`/controls/${controlId}/versions/${versions[0].version}`) : null;
+    el.append(h('h1', {}, `History of ${last ? last.name : '#' + controlId} (deleted)`),
+      h('p', { class: 'muted' }, 'This control was deleted; its versions stay readable. Restoring one brings the control back if its name is still free.'), msg);
+    control = { version: -1 };
+  }
   const rows = versions.map(v => h('tr', { class: v.version === control.version ? 'current' : null },
     h('td', {}, String(v.version), v.version === control.version ? h('span', { class: 'muted' }, ' (current)') : null),
     h('td', {}, v.event), h('td', {}, fmtTime(v.created_at)),
