@@ -25,12 +25,17 @@ const (
 	maxEventLimit     = 1000
 )
 
-// InsertEvents stores a batch of events in one transaction, with multi-row INSERTs. Events are records,
-// not references: any agent name and control id is accepted. An event without an execution id gets a
-// random one; one without a timestamp gets the current time.
+// InsertEvents stores a batch of events in one transaction, with multi-row INSERTs, and adds them to the
+// per-minute aggregates that Stats reads. Events are records, not references: any agent name and control
+// id is accepted. An event without an execution id gets a random one; one without a timestamp gets the
+// current time.
 func (s *Store) InsertEvents(ctx context.Context, events []guard.Event) error {
 	if len(events) == 0 {
 		return nil
+	}
+	ts := make([]int64, len(events))
+	for i := range events {
+		ts[i] = eventTime(&events[i])
 	}
 	return s.writeTx(ctx, func(tx *sqlx.Tx) error {
 		var fullChunk string
@@ -47,7 +52,7 @@ func (s *Store) InsertEvents(ctx context.Context, events []guard.Event) error {
 			}
 			args := make([]any, 0, len(chunk)*eventColCount)
 			for i := range chunk {
-				a, err := eventArgs(&chunk[i])
+				a, err := eventArgs(&chunk[i], ts[start+i])
 				if err != nil {
 					return err
 				}
@@ -57,8 +62,16 @@ func (s *Store) InsertEvents(ctx context.Context, events []guard.Event) error {
 				return err
 			}
 		}
-		return nil
+		return s.upsertRollups(ctx, tx, events, ts)
 	})
+}
+
+// eventTime is the stored timestamp of an event: its own, or now when it has none.
+func eventTime(e *guard.Event) int64 {
+	if e.Timestamp.IsZero() {
+		return time.Now().UnixMicro()
+	}
+	return e.Timestamp.UnixMicro()
 }
 
 func (s *Store) insertEventsSQL(rows int) string {
@@ -74,14 +87,10 @@ func (s *Store) insertEventsSQL(rows int) string {
 	return s.q(b.String())
 }
 
-func eventArgs(e *guard.Event) ([]any, error) {
+func eventArgs(e *guard.Event, ts int64) ([]any, error) {
 	id := e.ControlExecutionID
 	if id == "" {
 		id = uuid.NewString()
-	}
-	ts := e.Timestamp
-	if ts.IsZero() {
-		ts = time.Now()
 	}
 	var dur any
 	if e.ExecutionDurationMS != nil {
@@ -96,7 +105,7 @@ func eventArgs(e *guard.Event) ([]any, error) {
 	}
 	return []any{clean(id), clean(e.TraceID), clean(e.SpanID), clean(e.AgentName), e.ControlID, clean(e.ControlName),
 		clean(string(e.CheckStage)), clean(e.StepType), clean(e.StepName), clean(string(e.Action)), e.Matched, e.Confidence,
-		ts.UnixMicro(), dur, clean(e.EvaluatorName), clean(e.SelectorPath), clean(e.ErrorMessage), clean(e.Source), md}, nil
+		ts, dur, clean(e.EvaluatorName), clean(e.SelectorPath), clean(e.ErrorMessage), clean(e.Source), md}, nil
 }
 
 type eventRow struct {
@@ -218,7 +227,8 @@ func (s *Store) QueryEvents(ctx context.Context, q guard.EventQuery) ([]guard.Ev
 	return out, total, nil
 }
 
-// PruneEvents deletes the events older than before and returns how many it deleted.
+// PruneEvents deletes the events older than before and returns how many it deleted, with the per-minute
+// aggregates of the minutes that end before it (the aggregate of the minute holding before stays whole).
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	err := s.writeTx(ctx, func(tx *sqlx.Tx) error {
@@ -226,7 +236,10 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, s.q(`DELETE FROM event_rollups WHERE minute < ?`), floorDiv(before.UnixMicro(), minuteUS))
 		return err
 	})
 	return n, err

@@ -3,16 +3,17 @@ package store
 import (
 	"context"
 	"database/sql"
+	"sort"
 	"time"
 
 	guard "github.com/guardrail-control/guard"
 )
 
-// statsSQL aggregates one agent's events per control and per time bucket in a single pass over the
-// covering index events_agent_ts. Only matched events count in the action counts; an event with an error
-// message counts as an error, not as a non-match. Averages are carried as sums and counts so that Go can
-// merge the buckets of a control.
-const statsSQL = `SELECT control_id, ts / ? AS bucket, MAX(control_name) AS control_name,
+// rawStatsSQL aggregates events per control and time bucket (the partial minutes at the edges of a range,
+// or a whole range whose buckets are not whole minutes), reading the covering index events_agent_ts only.
+// Only matched events count in the action counts; an event with an error message counts as an error, not
+// as a non-match.
+const rawStatsSQL = `SELECT control_id, ts / ? AS bucket, MAX(control_name) AS control_name,
 	COUNT(*) AS executions,
 	SUM(CASE WHEN matched THEN 1 ELSE 0 END) AS matches,
 	SUM(CASE WHEN NOT matched AND error_message = '' THEN 1 ELSE 0 END) AS non_matches,
@@ -26,6 +27,13 @@ const statsSQL = `SELECT control_id, ts / ? AS bucket, MAX(control_name) AS cont
 	SUM(duration_ms) AS duration_sum,
 	COUNT(duration_ms) AS durations
 	FROM events WHERE agent_name = ? AND ts >= ? AND ts < ?`
+
+// rollupStatsSQL is the same over the per-minute aggregates of whole minutes.
+const rollupStatsSQL = `SELECT control_id, minute / ? AS bucket, MAX(control_name) AS control_name,
+	SUM(executions) AS executions, SUM(matches) AS matches, SUM(non_matches) AS non_matches, SUM(errors) AS errors,
+	SUM(allows) AS allows, SUM(denies) AS denies, SUM(steers) AS steers, SUM(warns) AS warns, SUM(logs) AS logs,
+	SUM(confidence_sum) AS confidence_sum, SUM(duration_sum) AS duration_sum, SUM(durations) AS durations
+	FROM event_rollups WHERE agent_name = ? AND minute >= ? AND minute < ?`
 
 type statsRow struct {
 	ControlID   int64           `db:"control_id"`
@@ -45,6 +53,68 @@ type statsRow struct {
 	Durations   int64           `db:"durations"`
 }
 
+// Stats aggregates one agent's events in [Since, Until) in the database: per control (ordered by control
+// id), the totals, and with a Bucket the time series, every bucket of the range present (empty ones as
+// zeros), bucket boundaries aligned on multiples of the width since the Unix epoch.
+//
+// Whole minutes are read from the per-minute aggregates (event_rollups) when the buckets are whole
+// minutes, and only the partial minutes at the edges from the events, so the cost grows with the length of
+// the range, not with the number of events in it.
+func (s *Store) Stats(ctx context.Context, q guard.StatsQuery) (guard.Stats, error) {
+	from, to := q.Since.UnixMicro(), q.Until.UnixMicro()
+	width := max(to-from, 1) // without a time series: one bucket as wide as the range
+	if q.Bucket > 0 {
+		width = max(q.Bucket.Microseconds(), 1)
+		if n := (to - from) / width; n > maxBuckets {
+			width = (to - from + maxBuckets - 1) / maxBuckets
+		}
+	}
+	var rows []statsRow
+	raw := func(a, b int64) error {
+		if a >= b {
+			return nil
+		}
+		return s.statsRows(ctx, &rows, rawStatsSQL, width, q, a, b)
+	}
+	m0, m1 := floorDiv(from+minuteUS-1, minuteUS), floorDiv(to, minuteUS) // the whole minutes of the range
+	if from >= 0 && m0 < m1 && (q.Bucket == 0 || width%minuteUS == 0) {
+		perBucket := max(width/minuteUS, 1)
+		if q.Bucket == 0 {
+			perBucket = m1 - m0
+		}
+		if err := s.statsRows(ctx, &rows, rollupStatsSQL, perBucket, q, m0, m1); err != nil {
+			return guard.Stats{}, err
+		}
+		if err := raw(from, m0*minuteUS); err != nil {
+			return guard.Stats{}, err
+		}
+		if err := raw(m1*minuteUS, to); err != nil {
+			return guard.Stats{}, err
+		}
+	} else if err := raw(from, to); err != nil {
+		return guard.Stats{}, err
+	}
+	out := mergeStats(rows)
+	if q.Bucket > 0 {
+		out.Totals.Timeseries = timeseries(rows, from, to, width)
+	}
+	return out, nil
+}
+
+func (s *Store) statsRows(ctx context.Context, rows *[]statsRow, query string, width int64, q guard.StatsQuery, a, b int64) error {
+	args := []any{width, clean(q.AgentName), a, b}
+	if q.ControlID != nil {
+		query += ` AND control_id = ?`
+		args = append(args, *q.ControlID)
+	}
+	var got []statsRow
+	if err := s.r.SelectContext(ctx, &got, s.q(query+` GROUP BY control_id, bucket`), args...); err != nil {
+		return mapErr(err)
+	}
+	*rows = append(*rows, got...)
+	return nil
+}
+
 func addActions(a *guard.ActionCounts, r *statsRow) {
 	a.Allow += r.Allows
 	a.Deny += r.Denies
@@ -53,96 +123,72 @@ func addActions(a *guard.ActionCounts, r *statsRow) {
 	a.Log += r.Logs
 }
 
-// Stats aggregates one agent's events in [Since, Until) in the database: per control (ordered by control
-// id), the totals, and with a Bucket the time series, every bucket of the range present (empty ones as
-// zeros), bucket boundaries aligned on multiples of the width since the Unix epoch.
-func (s *Store) Stats(ctx context.Context, q guard.StatsQuery) (guard.Stats, error) {
-	from, to := q.Since.UnixMicro(), q.Until.UnixMicro()
-	// Without a time series, one bucket as wide as the range (at most two groups per control).
-	width := max(to-from, 1)
-	if q.Bucket > 0 {
-		width = max(q.Bucket.Microseconds(), 1)
-		if n := (to - from) / width; n > maxBuckets {
-			width = (to - from + maxBuckets - 1) / maxBuckets
-		}
+// mergeStats adds up rows (of any number of queries) per control and in total.
+func mergeStats(rows []statsRow) guard.Stats {
+	type acc struct {
+		c                    guard.ControlStats
+		confidence, duration float64
+		durations            int64
 	}
-	query, args := statsSQL, []any{width, clean(q.AgentName), from, to}
-	if q.ControlID != nil {
-		query += ` AND control_id = ?`
-		args = append(args, *q.ControlID)
-	}
-	var rows []statsRow
-	if err := s.r.SelectContext(ctx, &rows, s.q(query+` GROUP BY control_id, bucket ORDER BY control_id, bucket`), args...); err != nil {
-		return guard.Stats{}, mapErr(err)
-	}
-
+	byControl := map[int64]*acc{}
 	out := guard.Stats{Controls: []guard.ControlStats{}}
 	t := &out.Totals
-	var confidence, duration float64
-	var durations int64
-	flush := func() {
-		c := &out.Controls[len(out.Controls)-1]
-		if c.ExecutionCount > 0 {
-			c.AvgConfidence = confidence / float64(c.ExecutionCount)
-		}
-		if durations > 0 {
-			c.AvgDurationMS = duration / float64(durations)
-		}
-		confidence, duration, durations = 0, 0, 0
-	}
-	buckets := map[int64]*guard.StatsTimePoint{}
 	for i := range rows {
 		r := &rows[i]
-		if len(out.Controls) == 0 || out.Controls[len(out.Controls)-1].ControlID != r.ControlID {
-			if len(out.Controls) > 0 {
-				flush()
-			}
-			out.Controls = append(out.Controls, guard.ControlStats{ControlID: r.ControlID})
+		a := byControl[r.ControlID]
+		if a == nil {
+			a = &acc{c: guard.ControlStats{ControlID: r.ControlID}}
+			byControl[r.ControlID] = a
 		}
-		c := &out.Controls[len(out.Controls)-1]
+		c := &a.c
 		c.ControlName = max(c.ControlName, r.ControlName)
 		c.ExecutionCount += r.Executions
 		c.MatchCount += r.Matches
 		c.NonMatchCount += r.NonMatches
 		c.ErrorCount += r.Errors
 		addActions(&c.ActionCounts, r)
-		confidence += r.Confidence
-		duration += r.Duration.Float64
-		durations += r.Durations
+		a.confidence += r.Confidence
+		a.duration += r.Duration.Float64
+		a.durations += r.Durations
 
 		t.ExecutionCount += r.Executions
 		t.MatchCount += r.Matches
 		t.NonMatchCount += r.NonMatches
 		t.ErrorCount += r.Errors
 		addActions(&t.ActionCounts, r)
-		if q.Bucket > 0 {
-			p := buckets[r.Bucket]
-			if p == nil {
-				p = &guard.StatsTimePoint{}
-				buckets[r.Bucket] = p
-			}
-			p.ExecutionCount += r.Executions
-			p.MatchCount += r.Matches
-			p.ErrorCount += r.Errors
-			addActions(&p.ActionCounts, r)
+	}
+	for _, a := range byControl {
+		if a.c.ExecutionCount > 0 {
+			a.c.AvgConfidence = a.confidence / float64(a.c.ExecutionCount)
 		}
-	}
-	if len(out.Controls) > 0 {
-		flush()
-	}
-	if q.Bucket > 0 {
-		first, last := floorDiv(from, width), floorDiv(to-1, width)
-		t.Timeseries = make([]guard.StatsTimePoint, 0, max(last-first+1, 0))
-		for b := first; b <= last; b++ {
-			p := guard.StatsTimePoint{}
-			if got := buckets[b]; got != nil {
-				p = *got
-			}
-			p.Timestamp = time.UnixMicro(b * width).UTC()
-			t.Timeseries = append(t.Timeseries, p)
+		if a.durations > 0 {
+			a.c.AvgDurationMS = a.duration / float64(a.durations)
 		}
+		out.Controls = append(out.Controls, a.c)
 	}
-	return out, nil
+	sort.Slice(out.Controls, func(i, j int) bool { return out.Controls[i].ControlID < out.Controls[j].ControlID })
+	return out
+}
+
+// timeseries lays the rows out as one point per bucket of [from, to), empty buckets included.
+func timeseries(rows []statsRow, from, to, width int64) []guard.StatsTimePoint {
+	first, last := floorDiv(from, width), floorDiv(to-1, width)
+	points := make([]guard.StatsTimePoint, max(last-first+1, 0))
+	for i := range points {
+		points[i].Timestamp = time.UnixMicro((first + int64(i)) * width).UTC()
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.Bucket < first || r.Bucket > last {
+			continue
+		}
+		p := &points[r.Bucket-first]
+		p.ExecutionCount += r.Executions
+		p.MatchCount += r.Matches
+		p.ErrorCount += r.Errors
+		addActions(&p.ActionCounts, r)
+	}
+	return points
 }
 
 // maxBuckets bounds the time series so that a tiny bucket over a long range cannot exhaust memory.

@@ -1,0 +1,173 @@
+package store_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/store"
+	"github.com/guardrail-control/guard/store/storetest"
+)
+
+// bruteStats computes in Go what Stats must answer.
+func bruteStats(events []guard.Event, q guard.StatsQuery) guard.Stats {
+	out := guard.Stats{Controls: []guard.ControlStats{}}
+	byID := map[int64]int{}
+	conf, dur, durN := map[int64]float64{}, map[int64]float64{}, map[int64]int64{}
+	width := q.Bucket
+	var first time.Time
+	if width > 0 {
+		first = q.Since.Truncate(width) // aligned on multiples of the width since the epoch (UTC)
+		for t := first; t.Before(q.Until); t = t.Add(width) {
+			out.Totals.Timeseries = append(out.Totals.Timeseries, guard.StatsTimePoint{Timestamp: t.UTC()})
+		}
+	}
+	add := func(a *guard.ActionCounts, e *guard.Event) {
+		if !e.Matched {
+			return
+		}
+		switch e.Action {
+		case guard.DecisionAllow:
+			a.Allow++
+		case guard.DecisionDeny:
+			a.Deny++
+		case guard.DecisionSteer:
+			a.Steer++
+		case guard.DecisionWarn:
+			a.Warn++
+		case guard.DecisionLog:
+			a.Log++
+		}
+	}
+	for i := range events {
+		e := &events[i]
+		if e.AgentName != q.AgentName || e.Timestamp.Before(q.Since) || !e.Timestamp.Before(q.Until) || (q.ControlID != nil && *q.ControlID != e.ControlID) {
+			continue
+		}
+		j, ok := byID[e.ControlID]
+		if !ok {
+			j = len(out.Controls)
+			byID[e.ControlID] = j
+			out.Controls = append(out.Controls, guard.ControlStats{ControlID: e.ControlID, ControlName: e.ControlName})
+		}
+		c := &out.Controls[j]
+		failed := e.ErrorMessage != ""
+		for _, n := range []*int64{&c.ExecutionCount, &out.Totals.ExecutionCount} {
+			*n++
+		}
+		if e.Matched {
+			c.MatchCount++
+			out.Totals.MatchCount++
+		} else if !failed {
+			c.NonMatchCount++
+			out.Totals.NonMatchCount++
+		}
+		if failed {
+			c.ErrorCount++
+			out.Totals.ErrorCount++
+		}
+		add(&c.ActionCounts, e)
+		add(&out.Totals.ActionCounts, e)
+		conf[e.ControlID] += e.Confidence
+		if e.ExecutionDurationMS != nil {
+			dur[e.ControlID] += *e.ExecutionDurationMS
+			durN[e.ControlID]++
+		}
+		if width > 0 {
+			p := &out.Totals.Timeseries[int(e.Timestamp.Sub(first)/width)]
+			p.ExecutionCount++
+			if e.Matched {
+				p.MatchCount++
+			}
+			if failed {
+				p.ErrorCount++
+			}
+			add(&p.ActionCounts, e)
+		}
+	}
+	for i := range out.Controls {
+		c := &out.Controls[i]
+		c.AvgConfidence = conf[c.ControlID] / float64(c.ExecutionCount)
+		if durN[c.ControlID] > 0 {
+			c.AvgDurationMS = dur[c.ControlID] / float64(durN[c.ControlID])
+		}
+	}
+	sortControls(out.Controls)
+	return out
+}
+
+func sortControls(cs []guard.ControlStats) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].ControlID < cs[j-1].ControlID; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}
+
+// roundAverages makes float sums taken in different orders comparable.
+func roundAverages(st *guard.Stats) {
+	for i := range st.Controls {
+		st.Controls[i].AvgConfidence = math.Round(st.Controls[i].AvgConfidence*1e9) / 1e9
+		st.Controls[i].AvgDurationMS = math.Round(st.Controls[i].AvgDurationMS*1e9) / 1e9
+	}
+}
+
+// TestStatsMatchesBruteForce checks Stats (per-minute aggregates plus raw edges, or raw events) against a
+// computation in Go over random events inserted in several batches, for aligned and unaligned ranges,
+// buckets of whole minutes and of seconds, one control or all.
+func TestStatsMatchesBruteForce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := ctxT(t)
+		rng := rand.New(rand.NewPCG(1, 2))
+		base := time.Date(2026, 3, 4, 5, 0, 0, 0, time.UTC)
+		actions := []guard.Decision{guard.DecisionAllow, guard.DecisionDeny, guard.DecisionSteer, guard.DecisionWarn, guard.DecisionLog}
+		var all []guard.Event
+		for batch := range 6 {
+			var events []guard.Event
+			for range 400 {
+				e := ev([]string{"a", "b"}[rng.IntN(2)], int64(1+rng.IntN(4)), base.Add(time.Duration(rng.Int64N(int64(3*time.Hour)))), rng.IntN(2) == 0, actions[rng.IntN(5)])
+				e.Confidence = float64(rng.IntN(100)) / 100
+				if rng.IntN(10) == 0 {
+					e.ErrorMessage, e.Matched = "boom", false
+				}
+				if rng.IntN(3) > 0 {
+					d := float64(rng.IntN(50))
+					e.ExecutionDurationMS = &d
+				}
+				events = append(events, e)
+			}
+			if err := s.InsertEvents(ctx, events); err != nil {
+				t.Fatalf("batch %d: %v", batch, err)
+			}
+			all = append(all, events...)
+		}
+		three := int64(3)
+		queries := []guard.StatsQuery{
+			{Since: base, Until: base.Add(3 * time.Hour), Bucket: 15 * time.Minute},
+			{Since: base.Add(17 * time.Second), Until: base.Add(2*time.Hour + 42*time.Second), Bucket: time.Minute},
+			{Since: base.Add(17 * time.Second), Until: base.Add(2*time.Hour + 42*time.Second)},
+			{Since: base.Add(90 * time.Second), Until: base.Add(100 * time.Second)},
+			{Since: base.Add(-time.Hour), Until: base.Add(40 * time.Minute), Bucket: 10 * time.Second},
+			{Since: base.Add(31 * time.Second), Until: base.Add(3 * time.Hour), Bucket: 5 * time.Minute, ControlID: &three},
+			{Since: base.Add(4 * time.Hour), Until: base.Add(5 * time.Hour), Bucket: time.Hour},
+		}
+		for i, q := range queries {
+			for _, agent := range []string{"a", "b"} {
+				q.AgentName = agent
+				got, err := s.Stats(ctx, q)
+				if err != nil {
+					t.Fatalf("query %d: %v", i, err)
+				}
+				want := bruteStats(all, q)
+				roundAverages(&got)
+				roundAverages(&want)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("query %d agent %s:\n got %+v\nwant %+v", i, agent, got, want)
+				}
+			}
+		}
+	})
+}
