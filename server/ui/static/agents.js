@@ -117,6 +117,7 @@ export async function agentView(el, name) {
     const keepFocus = document.activeElement && controlsBox.contains(document.activeElement) ? document.activeElement.id : null;
     controlsBox.replaceChildren(h('h2', { id: 'agent-controls' }, 'Linked controls'), msg,
       h('div', { id: 'linked-controls' }, table(['Control', 'Action', 'Enabled', h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Unlink'))], rows, 'No controls linked to this agent.')),
+      rows.length ? h('p', { class: 'muted small' }, 'Enabling or disabling a control applies to every agent that uses it; unlinking removes it from this agent only.') : null,
       form);
     if (keepFocus && document.getElementById(keepFocus)) document.getElementById(keepFocus).focus();
   }
