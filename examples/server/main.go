@@ -29,7 +29,8 @@ import (
 	"github.com/guardrail-control/guard/server/ui"
 	"github.com/guardrail-control/guard/store"
 
-	_ "github.com/guardrail-control/guard/evaluator/toxicity" // ext.toxicity, available when EXT_API_KEY is set
+	_ "github.com/guardrail-control/guard/evaluator/jsonvalidate" // json: validates tool arguments and structured output
+	_ "github.com/guardrail-control/guard/evaluator/toxicity"     // ext.toxicity, available when EXT_API_KEY is set
 )
 
 // version is the server version; set it at build time with -ldflags "-X main.version=1.2.3".
