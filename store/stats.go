@@ -10,7 +10,7 @@ import (
 )
 
 // rawStatsSQL aggregates events per control and time bucket (the partial minutes at the edges of a range,
-// or a whole range whose buckets are not whole minutes), reading the covering index events_agent_ts only.
+// or a whole range whose buckets are not whole minutes) over the index events_agent_ts.
 // Only matched events count in the action counts; an event with an error message counts as an error, not
 // as a non-match.
 const rawStatsSQL = `SELECT control_id, ts / ? AS bucket, MAX(control_name) AS control_name,

@@ -93,9 +93,8 @@ CREATE TABLE events (
     source                TEXT    NOT NULL,
     metadata              TEXT
 );
--- Statistics read one agent's time range from this index alone (it covers every column they aggregate).
-CREATE INDEX events_agent_ts ON events (agent_name, ts, control_id, matched, action, error_message, confidence,
-    duration_ms, control_name);
+-- Per-agent and per-control time ranges (queries, and the edges of statistics; see 00002).
+CREATE INDEX events_agent_ts ON events (agent_name, ts);
 CREATE INDEX events_agent_control_ts ON events (agent_name, control_id, ts);
 CREATE INDEX events_ts ON events (ts);
 -- Partial: most events carry no trace id; queries by trace repeat the predicate so the planner uses it.
