@@ -227,19 +227,21 @@ func (s *Store) QueryEvents(ctx context.Context, q guard.EventQuery) ([]guard.Ev
 	return out, total, nil
 }
 
-// PruneEvents deletes the events older than before and returns how many it deleted, with the per-minute
-// aggregates of the minutes that end before it (the aggregate of the minute holding before stays whole).
+// PruneEvents deletes the events older than before and returns how many it deleted, with their per-minute
+// aggregates. It cuts at the start of the minute holding before (events of that minute stay), so that the
+// aggregates and the events always cover the same minutes.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
+	minute := floorDiv(before.UnixMicro(), minuteUS)
 	var n int64
 	err := s.writeTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q(`DELETE FROM events WHERE ts < ?`), before.UnixMicro())
+		res, err := tx.ExecContext(ctx, s.q(`DELETE FROM events WHERE ts < ?`), minute*minuteUS)
 		if err != nil {
 			return err
 		}
 		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, s.q(`DELETE FROM event_rollups WHERE minute < ?`), floorDiv(before.UnixMicro(), minuteUS))
+		_, err = tx.ExecContext(ctx, s.q(`DELETE FROM event_rollups WHERE minute < ?`), minute)
 		return err
 	})
 	return n, err

@@ -115,13 +115,19 @@ func TestEvents(t *testing.T) {
 			t.Fatalf("no events = %+v %v", st, err)
 		}
 
-		n, err := s.PruneEvents(ctx, base.Add(600*time.Second))
+		// Pruning cuts at the minute holding the time given: 10:10:30 prunes the first 600 events.
+		n, err := s.PruneEvents(ctx, base.Add(630*time.Second))
 		if err != nil || n != 600 {
 			t.Fatalf("pruned %d, %v", n, err)
 		}
 		_, total, _ = s.QueryEvents(ctx, guard.EventQuery{})
 		if total != 601 {
 			t.Fatalf("after prune total = %d", total)
+		}
+		// The aggregates went with the events: stats over the whole range count what is left.
+		st, err = s.Stats(ctx, guard.StatsQuery{AgentName: "a", Since: base, Until: base.Add(20 * time.Minute), Bucket: time.Minute})
+		if err != nil || st.Totals.ExecutionCount != 600 || st.Totals.Timeseries[9].ExecutionCount != 0 || st.Totals.Timeseries[10].ExecutionCount != 60 {
+			t.Fatalf("stats after prune = %+v, %v", st.Totals, err)
 		}
 	})
 }
