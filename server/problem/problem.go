@@ -70,7 +70,7 @@ type Body struct {
 	ErrorCode string          `json:"error_code"`
 	Instance  string          `json:"instance"`
 	RequestID string          `json:"request_id,omitempty"`
-	Errors    []guard.Problem `json:"errors,omitempty"`
+	Errors    []guard.Problem `json:"errors"` // always present: [] when the error has no field problems
 }
 
 // From maps any error to an *Error: *Error as is, *guard.ValidationError to 422, the store's sentinel
@@ -129,6 +129,9 @@ func Write(w http.ResponseWriter, r *http.Request, logger *zap.Logger, err error
 		Instance:  r.URL.Path,
 		RequestID: w.Header().Get(RequestIDHeader),
 		Errors:    pe.Problems,
+	}
+	if body.Errors == nil {
+		body.Errors = []guard.Problem{}
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
