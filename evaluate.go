@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/guardrail-control/guard/evaluator"
@@ -345,12 +346,14 @@ func (b *resultBuilder) finish() {
 	}
 }
 
-// errorText is the error string of a failed condition: the evaluator's name and its error.
+// errorText is the error string of a failed condition: the evaluator's name and its error, the name
+// only once when the evaluator's own error already starts with it ("ext.toxicity: ...").
 func errorText(o *nodeOut) string {
-	if o.errLeaf == nil {
-		return o.err.Error()
+	msg := o.err.Error()
+	if o.errLeaf == nil || strings.HasPrefix(msg, o.errLeaf.evName+": ") {
+		return msg
 	}
-	return o.errLeaf.evName + ": " + o.err.Error()
+	return o.errLeaf.evName + ": " + msg
 }
 
 // reasonText is the human reason of a winning control: what the control's author wrote (action

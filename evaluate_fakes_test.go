@@ -17,7 +17,7 @@ import (
 //	contains  {needle, fold?, confidence?, message?, nofilter?, key?}: matches when the text contains
 //	          needle (ASCII case-insensitively with fold); a Prefilter unless nofilter.
 //	const     {matched, confidence?, key?}: a fixed result.
-//	fail      {key?}: always an error.
+//	fail      {key?, message?}: always an error ("boom" unless message says otherwise).
 //	sleep     {matched, sleep_ms, key?}: external; waits sleep_ms or until its context is done.
 //
 // key names a counter in fakeCalls, incremented on every Evaluate call.
@@ -88,10 +88,13 @@ func (c *constEval) Evaluate(context.Context, *evaluator.Data) (evaluator.Result
 	return evaluator.Result{Matched: c.matched, Confidence: c.conf}, nil
 }
 
-type failEval struct{ key string }
+type failEval struct{ key, msg string }
 
 func (f *failEval) Evaluate(context.Context, *evaluator.Data) (evaluator.Result, error) {
 	count(f.key)
+	if f.msg != "" {
+		return evaluator.Result{}, errors.New(f.msg)
+	}
 	return evaluator.Result{}, errors.New("boom")
 }
 
@@ -137,7 +140,7 @@ func fakeRegistry() *evaluator.Registry {
 		return &constEval{matched: boolean(cfg, "matched"), conf: num(cfg, "confidence", 1), key: str(cfg, "key")}, nil
 	}})
 	r.Register(evaluator.Factory{Name: "fail", ConfigSchema: schema, New: func(cfg map[string]any, _ evaluator.Options) (evaluator.Evaluator, error) {
-		return &failEval{key: str(cfg, "key")}, nil
+		return &failEval{key: str(cfg, "key"), msg: str(cfg, "message")}, nil
 	}})
 	r.Register(evaluator.Factory{Name: "sleep", ConfigSchema: schema, External: true, New: func(cfg map[string]any, _ evaluator.Options) (evaluator.Evaluator, error) {
 		return &sleepEval{matched: boolean(cfg, "matched"), sleep: time.Duration(num(cfg, "sleep_ms", 0)) * time.Millisecond, key: str(cfg, "key")}, nil

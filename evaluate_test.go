@@ -390,3 +390,26 @@ func TestZeroEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestErrorTextNamesEvaluatorOnce checks that an evaluator error is reported as "<evaluator>: <error>",
+// without repeating the name when the evaluator's own error already starts with it.
+func TestErrorTextNamesEvaluatorOnce(t *testing.T) {
+	tests := []struct{ msg, want string }{
+		{"", "fail: boom"},
+		{"fail: service down", "fail: service down"},
+		{"failed to connect", "fail: failed to connect"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			cfg := map[string]any{}
+			if tt.msg != "" {
+				cfg["message"] = tt.msg
+			}
+			e := newEngine(t, ctl(1, guard.DecisionLog, leaf("input", "fail", cfg)))
+			res := evaluate(t, e, llm("x"))
+			if len(res.Errors) != 1 || res.Errors[0].Result.Error != tt.want {
+				t.Fatalf("errors = %+v, want one with error %q", res.Errors, tt.want)
+			}
+		})
+	}
+}
