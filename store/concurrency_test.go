@@ -152,3 +152,40 @@ func TestConcurrentInitAgent(t *testing.T) {
 		}
 	})
 }
+
+// TestSQLiteTwoProcessesOneFile: two stores on one file (a server and a CLI, or two processes) write at the
+// same time; SQLite's busy timeout makes the second wait for the first instead of failing.
+func TestSQLiteTwoProcessesOneFile(t *testing.T) {
+	url := storetest.SQLiteURL(t)
+	ctx := ctxT(t)
+	stores := make([]*store.Store, 2)
+	for i := range stores {
+		s, err := store.OpenAndMigrate(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 800)
+	for i := range 8 {
+		s := stores[i%2]
+		wg.Go(func() {
+			for j := range 100 {
+				if _, err := s.CreateControl(ctx, fmt.Sprintf("s%d-%d", i, j), nil); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	_, page, err := stores[1].ListControls(ctx, guard.ControlFilter{}, guard.PageRequest{})
+	if err != nil || page.Total != 800 {
+		t.Fatalf("total = %d, %v", page.Total, err)
+	}
+}
