@@ -1,5 +1,7 @@
 package guard
 
+import "encoding/json"
+
 // Decision is what a control decides when its condition matches.
 type Decision string
 
@@ -58,8 +60,19 @@ type Action struct {
 	Metadata        map[string]any   `json:"metadata,omitempty"`
 }
 
-// SteeringContext is the corrective guidance a steer control returns to the agent.
+// SteeringContext is the corrective guidance a steer control returns to the agent. Its JSON form always
+// has both fields, required_actions being [] when there are none (contract section 1).
 type SteeringContext struct {
 	Message         string   `json:"message"`
-	RequiredActions []string `json:"required_actions,omitempty"`
+	RequiredActions []string `json:"required_actions"`
+}
+
+// MarshalJSON writes required_actions as [] rather than null when there are none.
+func (s SteeringContext) MarshalJSON() ([]byte, error) {
+	type plain SteeringContext
+	p := plain(s)
+	if p.RequiredActions == nil {
+		p.RequiredActions = []string{}
+	}
+	return json.Marshal(p)
 }

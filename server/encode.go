@@ -120,17 +120,14 @@ func appendControlResult(b []byte, c *guard.ControlResult) ([]byte, error) {
 func appendSteering(b []byte, s *guard.SteeringContext) []byte {
 	b = append(b, `{"message":`...)
 	b = appendString(b, s.Message)
-	if len(s.RequiredActions) > 0 {
-		b = append(b, `,"required_actions":[`...)
-		for i, a := range s.RequiredActions {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, a)
+	b = append(b, `,"required_actions":[`...)
+	for i, a := range s.RequiredActions {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
+		b = appendString(b, a)
 	}
-	return append(b, '}')
+	return append(b, ']', '}')
 }
 
 // appendString writes s as a JSON string: printable ASCII without characters encoding/json escapes is

@@ -22,6 +22,7 @@ func TestAppendResultMatchesEncodingJSON(t *testing.T) {
 			Errors: []guard.ControlResult{{ControlExecutionID: "id-2", ControlID: 8, ControlName: "c-8", Action: guard.DecisionDeny,
 				Result: guard.EvaluatorResult{Confidence: 0, Error: "timeout\t<after 1s>"}}},
 			NonMatches: []guard.ControlResult{{ControlID: math.MaxInt64, Result: guard.EvaluatorResult{Confidence: 1e21}}}},
+		{Decision: guard.DecisionSteer, Confidence: 1, SteeringContext: &guard.SteeringContext{Message: "no actions"}},
 	}
 	for i, r := range results {
 		got, err := appendResult(nil, r)
@@ -46,6 +47,24 @@ func TestAppendResultMatchesEncodingJSON(t *testing.T) {
 		if !reflect.DeepEqual(g, w) {
 			t.Errorf("%d:\n got %s\nwant %s", i, got, want)
 		}
+	}
+}
+
+// TestAppendSteeringAlwaysListsRequiredActions: steering_context always has required_actions ([] when
+// the control gives none), as contract section 1 writes it.
+func TestAppendSteeringAlwaysListsRequiredActions(t *testing.T) {
+	got, err := appendResult(nil, &guard.Result{Decision: guard.DecisionSteer, SteeringContext: &guard.SteeringContext{Message: "m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		SteeringContext map[string]json.RawMessage `json:"steering_context"`
+	}
+	if err := json.Unmarshal(got, &v); err != nil {
+		t.Fatal(err)
+	}
+	if ra := string(v.SteeringContext["required_actions"]); ra != "[]" {
+		t.Errorf("required_actions = %q, want []: %s", ra, got)
 	}
 }
 
