@@ -201,7 +201,11 @@ func (p *parser) checkEvaluator(spec *EvaluatorSpec, np, cp string) {
 			if msg == "" {
 				msg = "is invalid"
 			}
-			p.add(join(cp, fe.Field), code, msg)
+			field := cp // a problem about the config as a whole: no trailing "."
+			if fe.Field != "" {
+				field = join(cp, fe.Field)
+			}
+			p.add(field, code, msg)
 		}
 	case errors.Is(err, evaluator.ErrUnknownEvaluator):
 		if !p.cfg.allowUnknown {
