@@ -115,3 +115,32 @@ func TestBadURLIsReportedWithoutIt(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestSettingsCheck: a malformed URL is reported naming EXT_API_URL (never the URL, which may hold a
+// secret); without a key the evaluator is off and nothing is checked.
+func TestSettingsCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		s    Settings
+		ok   bool
+	}{
+		{"no key, bad URL", Settings{URL: "notaurl"}, true},
+		{"key, default URL", Settings{APIKey: testKey}, true},
+		{"key, https URL", Settings{APIKey: testKey, URL: "https://mod.example/v1/moderations"}, true},
+		{"key, http URL", Settings{APIKey: testKey, URL: "http://127.0.0.1:9/x"}, true},
+		{"key, no scheme", Settings{APIKey: testKey, URL: "notaurl"}, false},
+		{"key, ftp with secret", Settings{APIKey: testKey, URL: "ftp://user:" + testKey + "@host/x"}, false},
+		{"key, no host", Settings{APIKey: testKey, URL: "https:///x"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.s.Check()
+			if (err == nil) != tt.ok {
+				t.Fatalf("Check() = %v, want ok=%v", err, tt.ok)
+			}
+			if err != nil && (!strings.Contains(err.Error(), EnvAPIURL) || strings.Contains(err.Error(), testKey)) {
+				t.Fatalf("Check() = %q: must name %s and not repeat the value", err, EnvAPIURL)
+			}
+		})
+	}
+}

@@ -1,7 +1,9 @@
 package toxicity
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -84,6 +86,21 @@ func currentSettings() Settings {
 		return *s
 	}
 	return SettingsFromEnv()
+}
+
+// Check reports a malformed setting, naming the variable (EXT_API_URL) but not its value. Settings without
+// an API key leave the evaluator off and always pass. A server can call SettingsFromEnv().Check() at start
+// so that a malformed EXT_API_URL stops it there rather than surfacing as a 422 on every control that
+// uses ext.toxicity.
+func (s Settings) Check() error {
+	s = s.withDefaults()
+	if s.APIKey == "" {
+		return nil
+	}
+	if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s must be an http(s) URL", EnvAPIURL)
+	}
+	return nil
 }
 
 // withDefaults fills the zero fields of s.

@@ -22,7 +22,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/url"
 	"strings"
 	"time"
 
@@ -104,7 +103,7 @@ func build(s Settings, config map[string]any, opts evaluator.Options) (*Evaluato
 	if s.APIKey == "" {
 		return nil, fmt.Errorf("%s is not configured: set %s", Name, EnvAPIKey)
 	}
-	if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err := s.Check(); err != nil {
 		return nil, fmt.Errorf("%s: the moderation URL is not an http(s) URL: check %s", Name, EnvAPIURL)
 	}
 	e := &Evaluator{categories: DefaultCategories, timeout: opts.Timeout, client: client{s: s}}
