@@ -34,7 +34,7 @@ func splitCommon(config map[string]any, external bool) (commonSettings, map[stri
 				problems = append(problems, FieldError{Field: "on_error", Code: "enum", Message: "must be one of deny, allow"})
 			}
 		case "timeout_ms":
-			f, ok := toFloat(v)
+			f, ok := Number(v)
 			if !ok || f <= 0 || f != math.Trunc(f) || time.Duration(f)*time.Millisecond > maxTimeout {
 				problems = append(problems, FieldError{Field: "timeout_ms", Code: "range", Message: "must be a whole number of milliseconds between 1 and 300000"})
 				continue
@@ -47,10 +47,12 @@ func splitCommon(config map[string]any, external bool) (commonSettings, map[stri
 	return s, rest, problems
 }
 
-func toFloat(v any) (float64, bool) {
+// Number reads a numeric config value in any of the shapes a decoded or Go-built config may hold
+// (float64, json.Number, int, int64). NaN is not a number here.
+func Number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
-		return n, true
+		return n, !math.IsNaN(n)
 	case json.Number:
 		f, err := n.Float64()
 		return f, err == nil

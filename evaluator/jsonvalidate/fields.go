@@ -1,7 +1,6 @@
 package jsonvalidate
 
 import (
-	"encoding/json"
 	"regexp"
 	"slices"
 	"sort"
@@ -161,7 +160,7 @@ func constraintKeywords(field string, c map[string]any) (map[string]any, []evalu
 		v := c[k]
 		switch k {
 		case "min", "max":
-			f, ok := number(v)
+			f, ok := evaluator.Number(v)
 			if !ok {
 				bad(k, "type", "must be a number")
 				continue
@@ -169,7 +168,7 @@ func constraintKeywords(field string, c map[string]any) (map[string]any, []evalu
 			nums[k] = f
 			kw[map[string]string{"min": "minimum", "max": "maximum"}[k]] = f
 		case "min_length", "max_length":
-			f, ok := number(v)
+			f, ok := evaluator.Number(v)
 			if !ok || f < 0 || f != float64(int64(f)) {
 				bad(k, "type", "must be a whole number, 0 or more")
 				continue
@@ -255,19 +254,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	}
-	return 0, false
 }

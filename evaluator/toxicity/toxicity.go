@@ -131,7 +131,7 @@ func build(s Settings, config map[string]any, opts evaluator.Options) (*Evaluato
 			}
 			e.operator = op
 		case "target_value":
-			f, ok := number(v)
+			f, ok := evaluator.Number(v)
 			if !ok || f < 0 || f > 1 {
 				bad(k, "range", "must be a number between 0 and 1")
 			}
@@ -150,22 +150,6 @@ func build(s Settings, config map[string]any, opts evaluator.Options) (*Evaluato
 		return nil, &evaluator.ConfigError{Problems: problems}
 	}
 	return e, nil
-}
-
-// number accepts the numeric shapes a decoded config may hold.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, !math.IsNaN(n)
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	}
-	return 0, false
 }
 
 func categoryList(v any) ([]string, bool) {

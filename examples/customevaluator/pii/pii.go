@@ -78,7 +78,7 @@ func New(config map[string]any) (*Evaluator, error) {
 		}
 	}
 	if raw, ok := config["min_count"]; ok {
-		n, ok := number(raw)
+		n, ok := evaluator.Number(raw)
 		if !ok || n < 1 || n > 1e6 || n != float64(int(n)) {
 			return nil, evaluator.FieldError{Field: "min_count", Code: "minimum", Message: "must be a whole number, 1 or more"}
 		}
@@ -115,18 +115,4 @@ func (e *Evaluator) Evaluate(_ context.Context, d *evaluator.Data) (evaluator.Re
 		Message:    "personal data found: " + strings.Join(found, ", "),
 		Metadata:   meta,
 	}, nil
-}
-
-// number accepts the numeric shapes a decoded config may hold.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case int:
-		return float64(n), true
-	}
-	return 0, false
 }
