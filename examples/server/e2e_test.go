@@ -2,19 +2,13 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,148 +16,7 @@ import (
 	"github.com/guardrail-control/guard/store/storetest"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// buildServer builds this command once per test binary run.
-func buildServer(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the server binary")
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "guard-server-e2e")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "server")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-// proc is a running server process.
-type proc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	base   string
-	stderr *bytes.Buffer
-	done   chan error
-}
-
-// startServer starts the binary with env (plus HOST=127.0.0.1, PORT=0) and waits for /health.
-func startServer(t *testing.T, env map[string]string, args ...string) *proc {
-	t.Helper()
-	bin := buildServer(t)
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT=0", "GUARD_API_KEY_ENABLED=", "DATABASE_URL=", "DB_URL=")
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{t: t, cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
-				addr <- a
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	select {
-	case p.base = <-addr:
-	case err := <-p.done:
-		t.Fatalf("server exited before listening: %v\n%s", err, p.stderr)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("server did not print its address\n%s", p.stderr)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r, err := http.Get(p.base + "/health")
-		if err == nil {
-			r.Body.Close()
-			if r.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no healthy /health: %v\n%s", err, p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return p
-}
-
-// stop sends SIGTERM and checks the process exits 0.
-func (p *proc) stop() {
-	p.t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		p.t.Fatal(err)
-	}
-	select {
-	case err := <-p.done:
-		if err != nil {
-			p.t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
-		}
-	case <-time.After(30 * time.Second):
-		p.t.Fatalf("no exit after SIGTERM\n%s", p.stderr)
-	}
-}
-
-// call sends a JSON request and checks the status; it returns the decoded body.
-func (p *proc) call(want int, method, path string, body any) map[string]any {
-	p.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, p.base+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	r, err := http.DefaultClient.Do(req)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	defer r.Body.Close()
-	b, _ := io.ReadAll(r.Body)
-	if r.StatusCode != want {
-		p.t.Fatalf("%s %s: %d, want %d: %s", method, path, r.StatusCode, want, b)
-	}
-	if r.Header.Get("X-Guard-Server-Version") == "" {
-		p.t.Fatalf("%s %s: no X-Guard-Server-Version", method, path)
-	}
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
-}
-
+// decide posts an evaluation of an llm step named chat and returns its decision.
 func (p *proc) decide(agent, stage, input string) string {
 	p.t.Helper()
 	m := p.call(200, "POST", "/api/v1/evaluation", map[string]any{
@@ -328,13 +181,11 @@ func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("in-flight request: %d", resp.StatusCode)
 	}
-	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Fatalf("exit: %v\n%s", err, p.stderr)
-		}
-	case <-time.After(30 * time.Second):
+	if !p.exitedWithin(30 * time.Second) {
 		t.Fatal("no exit after the in-flight request finished")
+	}
+	if p.err != nil {
+		t.Fatalf("exit: %v\n%s", p.err, p.stderr)
 	}
 }
 
@@ -403,21 +254,4 @@ func TestMalformedEnvironmentStops(t *testing.T) {
 			t.Errorf("%s: %v\n%s", kv, err, out)
 		}
 	}
-}
-
-func runBin(bin string, env []string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(append(os.Environ(), "DATABASE_URL=", "GUARD_API_KEY_ENABLED=", "PORT=0", "HOST=127.0.0.1"), env...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		_ = os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
 }

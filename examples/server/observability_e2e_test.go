@@ -1,18 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,166 +17,11 @@ import (
 // The observability end-to-end test runs the real server binary: events that got a 202 survive a
 // SIGTERM and a restart although the flush interval is an hour, because shutdown flushes the buffer.
 
-// obsBuild builds the server into the test's temporary directory (removed with it).
-func obsBuild(t *testing.T) string {
+// startObs runs "serve --migrate" on dbURL with observability on and a one-hour flush interval.
+func startObs(t *testing.T, dbURL string) *proc {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the server binary")
-	}
-	bin := filepath.Join(t.TempDir(), "server")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// obsProc is one run of the server binary.
-type obsProc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	base   string
-	stderr *obsBuffer
-	done   chan error
-}
-
-// obsBuffer is a bytes.Buffer safe for the process's writer and the test's reader.
-type obsBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *obsBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *obsBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-// obsStart runs "serve --migrate" on dbURL with a one-hour flush interval, on a free loopback port, and
-// waits until /health answers.
-func obsStart(t *testing.T, bin, dbURL string) *obsProc {
-	t.Helper()
-	cmd := exec.Command(bin, "serve", "--migrate")
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT=0", "GUARD_API_KEY_ENABLED=false", "DB_URL=",
-		"DATABASE_URL="+dbURL, "OBSERVABILITY_ENABLED=true", "OBSERVABILITY_FLUSH_INTERVAL_SECONDS=3600")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &obsProc{t: t, cmd: cmd, stderr: &obsBuffer{}, done: make(chan error, 1)}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
-				addr <- a
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	select {
-	case p.base = <-addr:
-	case err := <-p.done:
-		p.done <- err
-		t.Fatalf("the server exited before listening: %v\n%s", err, p.stderr)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the server did not print its address\n%s", p.stderr)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res, err := http.Get(p.base + "/health")
-		if err == nil {
-			_ = res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/health never answered 200: %v\n%s", err, p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// do sends a JSON request and returns the status and the body.
-func (p *obsProc) do(method, path string, body any, header map[string]string) (int, []byte) {
-	p.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			p.t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, p.base+path, rd)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return res.StatusCode, b
-}
-
-// call is do with an expected status, decoding the JSON answer into out (when not nil).
-func (p *obsProc) call(want int, method, path string, body, out any) {
-	p.t.Helper()
-	status, b := p.do(method, path, body, nil)
-	if status != want {
-		p.t.Fatalf("%s %s = %d, want %d: %s", method, path, status, want, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			p.t.Fatalf("%s %s: %v in %s", method, path, err, b)
-		}
-	}
-}
-
-// sigterm stops the server gracefully and checks it exits 0.
-func (p *obsProc) sigterm() {
-	p.t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		p.t.Fatal(err)
-	}
-	select {
-	case err := <-p.done:
-		p.done <- err
-		if err != nil {
-			p.t.Fatalf("exit after SIGTERM: %v\n%s", err, p.stderr)
-		}
-	case <-time.After(60 * time.Second):
-		p.t.Fatalf("no exit within 60s of SIGTERM\n%s", p.stderr)
-	}
+	return startServer(t, map[string]string{"GUARD_API_KEY_ENABLED": "false", "DATABASE_URL": dbURL,
+		"OBSERVABILITY_ENABLED": "true", "OBSERVABILITY_FLUSH_INTERVAL_SECONDS": "3600"}, "serve", "--migrate")
 }
 
 // obsQuery is the answer of POST /api/v1/observability/events/query.
@@ -200,7 +37,7 @@ type obsQuery struct {
 }
 
 // queryAll pages through every event matching filter.
-func (p *obsProc) queryAll(filter map[string]any) (ids map[string]bool, q obsQuery) {
+func (p *proc) queryAll(filter map[string]any) (ids map[string]bool, q obsQuery) {
 	p.t.Helper()
 	ids = map[string]bool{}
 	for offset := 0; ; offset += 1000 {
@@ -209,7 +46,7 @@ func (p *obsProc) queryAll(filter map[string]any) (ids map[string]bool, q obsQue
 			body[k] = v
 		}
 		var page obsQuery
-		p.call(http.StatusOK, http.MethodPost, "/api/v1/observability/events/query", body, &page)
+		p.callInto(http.StatusOK, http.MethodPost, "/api/v1/observability/events/query", body, &page)
 		q.Total = page.Total
 		q.Events = append(q.Events, page.Events...)
 		for _, e := range page.Events {
@@ -222,11 +59,10 @@ func (p *obsProc) queryAll(filter map[string]any) (ids map[string]bool, q obsQue
 }
 
 func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
-	bin := obsBuild(t)
 	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "guard.db")
-	p := obsStart(t, bin, dbURL)
+	p := startObs(t, dbURL)
 
-	if status, body := p.do(http.MethodPost, "/api/v1/observability/events/query", map[string]any{}, nil); status == http.StatusNotFound {
+	if status, _, body := p.do(http.MethodPost, "/api/v1/observability/events/query", map[string]any{}, nil); status == http.StatusNotFound {
 		t.Skipf("this server binary does not serve the observability routes yet (POST /api/v1/observability/events/query = 404: %s)", body)
 	}
 
@@ -249,7 +85,7 @@ func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
 			}
 		}
 		var got struct{ Received, Enqueued, Dropped int }
-		p.call(http.StatusAccepted, http.MethodPost, "/api/v1/observability/events", map[string]any{"events": events}, &got)
+		p.callInto(http.StatusAccepted, http.MethodPost, "/api/v1/observability/events", map[string]any{"events": events}, &got)
 		if got.Received != 100 || got.Enqueued != 100 || got.Dropped != 0 {
 			t.Fatalf("202 body = %+v, want 100 received and enqueued", got)
 		}
@@ -260,15 +96,15 @@ func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
 	var ctl struct {
 		ID int64 `json:"control_id"`
 	}
-	p.call(http.StatusCreated, http.MethodPut, "/api/v1/controls", map[string]any{"name": "e2e-obs-ssn", "data": map[string]any{
+	p.callInto(http.StatusCreated, http.MethodPut, "/api/v1/controls", map[string]any{"name": "e2e-obs-ssn", "data": map[string]any{
 		"condition": map[string]any{"selector": map[string]any{"path": "input"},
 			"evaluator": map[string]any{"name": "regex", "config": map[string]any{"pattern": `\d{3}-\d{2}-\d{4}`}}},
 		"action": map[string]any{"decision": "deny"},
 	}}, &ctl)
-	p.call(http.StatusOK, http.MethodPost, "/api/v1/agents/initAgent", map[string]any{
+	p.callInto(http.StatusOK, http.MethodPost, "/api/v1/agents/initAgent", map[string]any{
 		"agent": map[string]any{"agent_name": "e2e-obs-server"}, "steps": []any{map[string]any{"type": "llm", "name": "chat"}}}, nil)
-	p.call(http.StatusOK, http.MethodPost, fmt.Sprintf("/api/v1/agents/e2e-obs-server/controls/%d", ctl.ID), nil, nil)
-	status, body := p.do(http.MethodPost, "/api/v1/evaluation", map[string]any{"agent_name": "e2e-obs-server", "stage": "pre",
+	p.callInto(http.StatusOK, http.MethodPost, fmt.Sprintf("/api/v1/agents/e2e-obs-server/controls/%d", ctl.ID), nil, nil)
+	status, _, body := p.do(http.MethodPost, "/api/v1/evaluation", map[string]any{"agent_name": "e2e-obs-server", "stage": "pre",
 		"step": map[string]any{"type": "llm", "name": "chat", "input": "ssn 123-45-6789"}},
 		map[string]string{"X-Trace-Id": "e2e-trace", "X-Span-Id": "e2e-span"})
 	if status != http.StatusOK || !strings.Contains(string(body), `"deny"`) {
@@ -283,8 +119,8 @@ func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
 		t.Fatalf("%d events were written before shutdown; the test cannot tell the shutdown flush works", q.Total)
 	}
 
-	p.sigterm()
-	p = obsStart(t, bin, dbURL)
+	p.stop()
+	p = startObs(t, dbURL)
 
 	ids, q := p.queryAll(map[string]any{"agent_name": agent})
 	if q.Total != accepted || len(ids) != accepted {
@@ -299,12 +135,12 @@ func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
 	if q.Total != 1 || q.Events[0].Source != "server" || q.Events[0].SpanID != "e2e-span" || q.Events[0].Agent != "e2e-obs-server" {
 		t.Fatalf("server-recorded events of the evaluation = %+v, want one with source server and the trace ids", q)
 	}
-	p.sigterm()
+	p.stop()
 }
 
 // checkMetrics scrapes /metrics, parses it with the Prometheus text parser and checks the counters of
 // the requests above: posted events, the evaluation, and the HTTP requests by route pattern.
-func (p *obsProc) checkMetrics(posted int) {
+func (p *proc) checkMetrics(posted int) {
 	p.t.Helper()
 	res, err := http.Get(p.base + "/metrics")
 	if err != nil {
