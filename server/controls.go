@@ -41,6 +41,15 @@ func (s *Server) parseData(raw json.RawMessage) (guard.ControlData, error) {
 	return d, nil
 }
 
+// decodeData reads a request body holding only a data field and validates the data as parseData does.
+func (s *Server) decodeData(r *http.Request) (guard.ControlData, error) {
+	var req dataRequest
+	if err := problem.DecodeJSON(r, &req); err != nil {
+		return guard.ControlData{}, err
+	}
+	return s.parseData(req.Data)
+}
+
 func isNull(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) == 0 || bytes.Equal(t, []byte("null"))
@@ -133,13 +142,17 @@ func fixSummary(c *guard.ControlSummary) {
 	}
 }
 
-func (s *Server) getControl(w http.ResponseWriter, r *http.Request) {
+// pathControl reads the control named by the control_id path parameter.
+func (s *Server) pathControl(r *http.Request) (guard.ControlRecord, error) {
 	id, err := pathID(r, "control_id")
 	if err != nil {
-		s.writeErr(w, r, err)
-		return
+		return guard.ControlRecord{}, err
 	}
-	rec, err := s.store.GetControl(r.Context(), id)
+	return s.store.GetControl(r.Context(), id)
+}
+
+func (s *Server) getControl(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.pathControl(r)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -200,12 +213,7 @@ func (s *Server) deleteControl(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getControlData(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "control_id")
-	if err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	rec, err := s.store.GetControl(r.Context(), id)
+	rec, err := s.pathControl(r)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -225,12 +233,7 @@ func (s *Server) putControlData(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	var req dataRequest
-	if err := problem.DecodeJSON(r, &req); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	data, err := s.parseData(req.Data)
+	data, err := s.decodeData(r)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -248,12 +251,7 @@ func (s *Server) putControlData(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) validateControl(w http.ResponseWriter, r *http.Request) {
-	var req dataRequest
-	if err := problem.DecodeJSON(r, &req); err != nil {
-		s.writeErr(w, r, err)
-		return
-	}
-	if _, err := s.parseData(req.Data); err != nil {
+	if _, err := s.decodeData(r); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
