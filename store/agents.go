@@ -76,6 +76,16 @@ func (s *Store) loadSteps(ctx context.Context, q sqlx.QueryerContext, agentID in
 	return rows, err
 }
 
+// agentWithSteps converts an agent's row and its step rows.
+func agentWithSteps(row agentRow, steps []stepRow) (guard.Agent, []guard.StepSchema, error) {
+	a, err := row.agent()
+	if err != nil {
+		return guard.Agent{}, nil, err
+	}
+	st, err := stepsOf(steps)
+	return a, st, err
+}
+
 func stepsOf(rows []stepRow) ([]guard.StepSchema, error) {
 	out := make([]guard.StepSchema, 0, len(rows))
 	for i := range rows {
@@ -121,12 +131,7 @@ func (s *Store) GetAgent(ctx context.Context, name string) (guard.Agent, []guard
 	if err != nil {
 		return guard.Agent{}, nil, err
 	}
-	a, err := row.agent()
-	if err != nil {
-		return guard.Agent{}, nil, err
-	}
-	st, err := stepsOf(steps)
-	return a, st, err
+	return agentWithSteps(row, steps)
 }
 
 // ListAgents lists agents newest first; the filter is a case-insensitive substring of the name.
@@ -235,10 +240,5 @@ func (s *Store) PatchAgent(ctx context.Context, name string, patch guard.AgentPa
 	if err != nil {
 		return guard.Agent{}, nil, err
 	}
-	a, err := row.agent()
-	if err != nil {
-		return guard.Agent{}, nil, err
-	}
-	st, err := stepsOf(steps)
-	return a, st, err
+	return agentWithSteps(row, steps)
 }
