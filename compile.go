@@ -60,6 +60,9 @@ func compile(controls []Control, cfg *engineConfig) (*snapshot, error) {
 	s.paths = c.paths
 	buildIndex(s)
 	buildPrefilter(s)
+	if !cfg.noRunPrefilter {
+		buildRunPrefilter(s)
+	}
 	s.pool.New = func() any { return newScratch(s) }
 	return s, nil
 }

@@ -112,16 +112,22 @@ func (r *run) node(n *cNode) nodeOut {
 }
 
 // leaf evaluates one selector + evaluator leaf, answering "no match, confidence 1" without running the
-// evaluator when the prefilter shows that none of its required literals occurs in the text.
+// evaluator when the prefilter shows that none of its required literals occurs in the text, or that the
+// text has no run of characters as long as the evaluator requires (the run is measured only then).
 func (r *run) leaf(l *cLeaf) nodeOut {
 	d, err := r.sc.dataFor(r.snap, r.step, l.path)
 	if err != nil {
 		return nodeOut{err: err, errLeaf: l}
 	}
-	if l.filtered {
+	if l.filtered || l.runMin > 0 {
 		if _, ok := d.Value.(string); ok {
-			st := r.sc.scanFor(r.snap, l.path, d.Text)
-			if !(l.foldsCase && st == scanNonASCII) && !r.sc.anyBit(l) {
+			if l.filtered {
+				st := r.sc.scanFor(r.snap, l.path, d.Text)
+				if !(l.foldsCase && st == scanNonASCII) && !r.sc.anyBit(l) {
+					return nodeOut{conf: 1}
+				}
+			}
+			if l.runMin > 0 && r.sc.runFor(r.snap, l.runSet, d.Text) < l.runMin {
 				return nodeOut{conf: 1}
 			}
 		}

@@ -52,16 +52,23 @@ func (r *run) concurrent(cands []int32, decisionOnly bool, maxConc int) ([]outco
 		}
 	}
 	cands = cands[:n]
-	// Select every path and scan every text up front: from here on the goroutines only read the
-	// scratch.
+	// Select every path, scan every text and measure every run up front: from here on the goroutines
+	// only read the scratch.
 	for _, ci := range cands {
 		for _, p := range r.snap.controls[ci].paths {
 			d, err := r.sc.dataFor(r.snap, r.step, p)
-			if err != nil || r.snap.paths[p].ac == nil {
+			if err != nil {
 				continue
 			}
-			if _, ok := d.Value.(string); ok {
+			if _, ok := d.Value.(string); !ok {
+				continue
+			}
+			cp := &r.snap.paths[p]
+			if cp.ac != nil {
 				r.sc.scanFor(r.snap, p, d.Text)
+			}
+			for _, k := range cp.runs {
+				r.sc.runFor(r.snap, k, d.Text)
 			}
 		}
 	}

@@ -27,7 +27,7 @@ const fuzzControls = `[
  {"control_id": 6, "name": "steer-refund", "data": {"condition": {"selector": {"path": "input.amount"}, "evaluator": {"name": "regex", "config": {"pattern": "^[0-9]{4,}"}}}, "action": {"decision": "steer", "steering_context": {"message": "needs approval"}}}}
 ]`
 
-func fuzzEngine(t testing.TB) *guard.Engine {
+func fuzzEngine(t testing.TB, opts ...guard.Option) *guard.Engine {
 	var raw []struct {
 		ID   int64           `json:"control_id"`
 		Name string          `json:"name"`
@@ -44,7 +44,7 @@ func fuzzEngine(t testing.TB) *guard.Engine {
 		}
 		controls = append(controls, guard.Control{ID: r.ID, Name: r.Name, Data: d})
 	}
-	e := guard.New()
+	e := guard.New(opts...)
 	if err := e.Update(controls); err != nil {
 		t.Fatal(err)
 	}

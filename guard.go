@@ -22,6 +22,7 @@ type engineConfig struct {
 	executions     map[Execution]bool
 	logger         *zap.Logger
 	maxConcurrency int
+	noRunPrefilter bool // tests only: compare results with and without the run prefilter
 }
 
 // Option configures an Engine.

@@ -35,7 +35,8 @@ type snapshot struct {
 	paths       []cPath
 	stages      [2]stageIndex // StagePre, StagePost
 	hasExternal bool
-	patWords    int // words of the prefilter bitset over all paths
+	patWords    int      // words of the prefilter bitset over all paths
+	runSets     []runSet // distinct (path, byte set) pairs of the run prefilter
 	pool        sync.Pool
 }
 
@@ -97,6 +98,10 @@ type cLeaf struct {
 	filtered  bool
 	foldsCase bool
 	bits      []int32
+	// Run prefilter: when runMin > 0, the leaf can only match a string whose text has a run of at
+	// least runMin bytes in the snapshot's run set runSet (see buildRunPrefilter).
+	runSet int32
+	runMin int32
 }
 
 // cPath is a distinct selector path of the snapshot, with the automaton over the required literals of
@@ -106,4 +111,5 @@ type cPath struct {
 	ac      *ahocorasick.Automaton // nil when no leaf of this path is filtered
 	patBase int                    // first word of this path's bits in the prefilter bitset
 	words   int
+	runs    []int32 // the run sets (snapshot.runSets) of the leaves that select this path
 }

@@ -5,6 +5,7 @@ package evaluator
 import (
 	"context"
 	"encoding/json"
+	"math/bits"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -45,6 +46,50 @@ type Evaluator interface {
 // case-insensitively (Unicode folding), which makes the filter unsafe on non-ASCII text.
 type Prefilter interface {
 	RequiredLiterals() (literals []string, foldsCase bool, ok bool)
+}
+
+// RunPrefilter is implemented by evaluators that can name a required run: every string value they match
+// has a text with at least minLen consecutive bytes all in set. The engine measures the longest such run
+// of the text (once per set and evaluation) and skips evaluators whose run is too short. ok is false
+// when no useful requirement exists. A set always contains every byte >= 0x80, so a requirement stated
+// over characters holds over the bytes of their UTF-8 encoding.
+type RunPrefilter interface {
+	RequiredRun() (set ByteSet, minLen int, ok bool)
+}
+
+// ByteSet is a set of byte values: bit b%64 of word b/64 is set when b is in the set.
+type ByteSet [4]uint64
+
+// Contains reports whether b is in the set.
+func (s *ByteSet) Contains(b byte) bool { return s[b>>6]&(1<<(b&63)) != 0 }
+
+// Add puts b in the set.
+func (s *ByteSet) Add(b byte) { s[b>>6] |= 1 << (b & 63) }
+
+// Len is the number of byte values in the set.
+func (s *ByteSet) Len() int {
+	return bits.OnesCount64(s[0]) + bits.OnesCount64(s[1]) + bits.OnesCount64(s[2]) + bits.OnesCount64(s[3])
+}
+
+// LongestRun returns the length of the longest run of consecutive bytes of text in the set, stopping
+// early once a run of limit bytes is found (limit <= 0: no early stop).
+func (s *ByteSet) LongestRun(text string, limit int) int {
+	best, cur := 0, 0
+	for i := 0; i < len(text); i++ {
+		b := text[i]
+		if s[b>>6]&(1<<(b&63)) == 0 {
+			cur = 0
+			continue
+		}
+		cur++
+		if cur > best {
+			best = cur
+			if best == limit {
+				return best
+			}
+		}
+	}
+	return best
 }
 
 // Options are the common settings every evaluator config may carry, parsed by the registry.

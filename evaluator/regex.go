@@ -60,6 +60,9 @@ type Regex struct {
 	literals []string
 	folds    bool
 	prefOK   bool
+	runSet   ByteSet
+	runMin   int
+	runOK    bool
 }
 
 // regexFlags are the parsed "flags" of a config.
@@ -148,6 +151,7 @@ func NewRegex(pattern string, ignoreCase, multiline, dotAll bool, timeout time.D
 	if err == nil {
 		r := &Regex{re2: re, timeout: timeout}
 		r.literals, r.folds, r.prefOK = requiredLiterals(expr)
+		r.runSet, r.runMin, r.runOK = requiredRun(expr)
 		return r, nil
 	}
 	var se *syntax.Error
@@ -240,4 +244,12 @@ func (r *Regex) RequiredLiterals() (literals []string, foldsCase bool, ok bool) 
 		return nil, false, false
 	}
 	return r.literals, r.folds, true
+}
+
+// RequiredRun implements RunPrefilter. Patterns compiled by regexp2 have no run requirement.
+func (r *Regex) RequiredRun() (set ByteSet, minLen int, ok bool) {
+	if !r.runOK {
+		return ByteSet{}, 0, false
+	}
+	return r.runSet, r.runMin, true
 }
