@@ -106,6 +106,16 @@ func problemOf(t testing.TB, rec *httptest.ResponseRecorder, status int, code st
 	return p
 }
 
+// problemAt is problemOf also checking that the first problem is on field (when field is not "").
+func problemAt(t testing.TB, rec *httptest.ResponseRecorder, status int, code, field string) problem.Body {
+	t.Helper()
+	p := problemOf(t, rec, status, code)
+	if field != "" && (len(p.Errors) == 0 || p.Errors[0].Field != field) {
+		t.Fatalf("errors = %+v, want the first on %q", p.Errors, field)
+	}
+	return p
+}
+
 // wireEvent is mkEvent(i) as a JSON object that tests can alter.
 func wireEvent(t testing.TB, i int) map[string]any {
 	t.Helper()
