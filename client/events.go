@@ -108,10 +108,7 @@ func (s *eventSink) run() {
 	for {
 		select {
 		case e := <-s.ch:
-			buf = append(buf, e)
-			if len(buf) >= s.batch {
-				buf = s.send(buf)
-			}
+			buf = s.appendEvent(buf, e)
 		case <-t.C:
 			buf = s.send(buf)
 		case ack := <-s.flushReq:
@@ -124,15 +121,21 @@ func (s *eventSink) run() {
 	}
 }
 
+// appendEvent appends e to buf and sends buf once it holds a full batch.
+func (s *eventSink) appendEvent(buf []wireEvent, e wireEvent) []wireEvent {
+	buf = append(buf, e)
+	if len(buf) >= s.batch {
+		buf = s.send(buf)
+	}
+	return buf
+}
+
 // drain sends buf and everything in the queue now.
 func (s *eventSink) drain(buf []wireEvent) []wireEvent {
 	for {
 		select {
 		case e := <-s.ch:
-			buf = append(buf, e)
-			if len(buf) >= s.batch {
-				buf = s.send(buf)
-			}
+			buf = s.appendEvent(buf, e)
 		default:
 			return s.send(buf)
 		}
