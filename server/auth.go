@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"net/http"
@@ -30,23 +31,31 @@ func (l level) String() string {
 	return "admin"
 }
 
-// authenticator checks API keys in constant time.
+// authenticator checks API keys in constant time. Keys are kept as SHA-256 digests so that every
+// comparison is between two 32-byte values: subtle.ConstantTimeCompare returns at once on a length
+// mismatch, which would otherwise tell a caller how long the keys are.
 type authenticator struct {
 	enabled bool
 	regular [][]byte
 	admin   [][]byte
 }
 
+// digest is the form keys are compared in.
+func digest(key string) []byte {
+	sum := sha256.Sum256([]byte(key))
+	return sum[:]
+}
+
 func newAuthenticator(enabled bool, regular, admin []string) (*authenticator, error) {
 	a := &authenticator{enabled: enabled}
 	for _, k := range regular {
 		if k != "" {
-			a.regular = append(a.regular, []byte(k))
+			a.regular = append(a.regular, digest(k))
 		}
 	}
 	for _, k := range admin {
 		if k != "" {
-			a.admin = append(a.admin, []byte(k))
+			a.admin = append(a.admin, digest(k))
 		}
 	}
 	if enabled && len(a.regular) == 0 && len(a.admin) == 0 {
@@ -76,7 +85,7 @@ func (a *authenticator) wrap(l level, h http.Handler) http.Handler {
 			writeAuthErr(w, r, problem.CodeAuthMissingKey, "an API key is required in the X-API-Key header")
 			return
 		}
-		kb := []byte(key)
+		kb := digest(key)
 		isAdmin := match(kb, a.admin)
 		isRegular := match(kb, a.regular)
 		switch {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/guardrail-control/guard/evaluator/toxicity"
 )
 
 // Config is the service configuration read from the environment (contract section 7).
@@ -49,8 +51,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 
 	if v := strings.TrimSpace(getenv("DATABASE_URL")); v != "" {
 		c.DatabaseURL = v
+		if !supportedDatabaseURL(v) {
+			fail("DATABASE_URL", databaseURLForms)
+		}
 	} else if v := strings.TrimSpace(getenv("DB_URL")); v != "" {
 		c.DatabaseURL = v
+		if !supportedDatabaseURL(v) {
+			fail("DB_URL", databaseURLForms)
+		}
 	}
 	if v := strings.TrimSpace(getenv("HOST")); v != "" {
 		c.Host = v
@@ -99,6 +107,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if v := strings.TrimSpace(getenv("PROMETHEUS_METRICS_PREFIX")); v != "" {
 		c.MetricsPrefix = v
 	}
+	ext := toxicity.Settings{APIKey: strings.TrimSpace(getenv(toxicity.EnvAPIKey)), URL: strings.TrimSpace(getenv(toxicity.EnvAPIURL))}
+	if err := ext.Check(); err != nil {
+		errs = append(errs, err.Error())
+	}
 	if c.AuthEnabled && len(c.APIKeys) == 0 && len(c.AdminAPIKeys) == 0 {
 		errs = append(errs, "GUARD_API_KEY_ENABLED is true but neither GUARD_API_KEYS nor GUARD_ADMIN_API_KEYS holds a key")
 	}
@@ -106,6 +118,22 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
 	}
 	return c, nil
+}
+
+const databaseURLForms = "a postgres://, postgresql:// or sqlite:// URL, a file: URI or a file path"
+
+// supportedDatabaseURL reports whether v has a form the store can open: a URL with a scheme it knows, or a
+// path (no scheme). The store checks the rest when it opens the database.
+func supportedDatabaseURL(v string) bool {
+	scheme, _, hasScheme := strings.Cut(v, "://")
+	if !hasScheme {
+		return true // a bare path or a file: URI
+	}
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql", "sqlite":
+		return true
+	}
+	return false
 }
 
 // parseBool accepts true/false, 1/0, yes/no and on/off, in any case.

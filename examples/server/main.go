@@ -114,7 +114,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		if errors.Is(err, store.ErrMigrationsPending) {
 			return err // names the command to run
 		}
-		return fmt.Errorf("open database: %w", err)
+		return fmt.Errorf("open database (DATABASE_URL or DB_URL): %w", err)
 	}
 	defer st.Close()
 
