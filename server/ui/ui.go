@@ -18,7 +18,8 @@ var assets embed.FS
 const Prefix = "/ui/"
 
 // Handler serves the dashboard. Mount it at Prefix ("/ui/"); a request for "/ui" is redirected to "/ui/".
-// Unknown paths under /ui/ get index.html, since the pages route on the URL fragment.
+// Unknown paths under /ui/ without a file extension get index.html, since the pages route on the URL
+// fragment; a missing file (anything with an extension) is a 404.
 func Handler() http.Handler {
 	static, err := fs.Sub(assets, "static")
 	if err != nil {
@@ -37,7 +38,16 @@ func Handler() http.Handler {
 		}
 		name := strings.TrimPrefix(path.Clean(r.URL.Path), "/ui")
 		name = strings.TrimPrefix(name, "/")
-		if name == "" || !exists(static, name) {
+		if name != "" && !exists(static, name) {
+			if path.Ext(name) != "" {
+				// A missing asset (a stale cached script, a typo) is a 404, not the page: a browser
+				// would otherwise try to run HTML as a module.
+				http.NotFound(w, r)
+				return
+			}
+			name = ""
+		}
+		if name == "" {
 			name = "index.html"
 		}
 		h := w.Header()

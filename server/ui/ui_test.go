@@ -31,6 +31,8 @@ func TestHandler(t *testing.T) {
 		{"GET", "/ui/style.css", 200, "text/css", ":root", ""},
 		{"GET", "/ui/agents/whatever", 200, "text/html", "<main", ""}, // client-side routes get the page
 		{"GET", "/ui/../../etc/passwd", 200, "text/html", "<main", ""},
+		{"GET", "/ui/missing.js", 404, "", "", ""}, // a missing asset is not the page
+		{"GET", "/ui/static/app.css", 404, "", "", ""},
 		{"GET", "/ui", 301, "", "", "/ui/"},
 		{"POST", "/ui/", 405, "", "", ""},
 		{"DELETE", "/ui/app.js", 405, "", "", ""},
