@@ -4,20 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/guardrail-control/guard/server/observability"
-	"github.com/guardrail-control/guard/store/storetest"
 )
 
 func TestEvaluationRecordsEventsAndMetrics(t *testing.T) {
-	st := storetest.SQLite(t)
-	m, err := observability.NewMetrics("guard")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := observability.NewRecorder(st, observability.RecorderConfig{Metrics: m})
-	t.Cleanup(func() { _ = rec.Close(context.Background()) })
-	ts := newTSOn(t, st, WithMetrics(m), WithObservability(true, rec))
+	ts, rec := fullServer(t)
 	ts.initAgent("bot")
 	ts.link("bot", ts.createControl("c", regexData("bad", "deny")))
 	ts.ok(200, "POST", "/api/v1/evaluation", map[string]any{"agent_name": "bot", "stage": "pre",

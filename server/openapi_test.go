@@ -40,8 +40,8 @@ func loadDoc(t *testing.T) oaDoc {
 	return d
 }
 
-// fullServer has every optional route: metrics and observability.
-func fullServer(t *testing.T) *tserver {
+// fullServer has every optional route: metrics and observability, whose event recorder it returns.
+func fullServer(t *testing.T) (*tserver, *observability.Recorder) {
 	st := storetest.SQLite(t)
 	m, err := observability.NewMetrics("guard")
 	if err != nil {
@@ -49,13 +49,13 @@ func fullServer(t *testing.T) *tserver {
 	}
 	rec := observability.NewRecorder(st, observability.RecorderConfig{Metrics: m})
 	t.Cleanup(func() { _ = rec.Close(context.Background()) })
-	return newTSOn(t, st, WithMetrics(m), WithObservability(true, rec))
+	return newTSOn(t, st, WithMetrics(m), WithObservability(true, rec)), rec
 }
 
 // TestOpenAPIMatchesRoutes: every operation of the document is a route of the server and vice versa.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
 	d := loadDoc(t)
-	ts := fullServer(t)
+	ts, _ := fullServer(t)
 	var docOps, routeOps []string
 	for path, item := range d.Paths {
 		for m := range item {
@@ -186,7 +186,7 @@ func (v *validator) check(req *http.Request, r *resp, pattern string) {
 // TestOpenAPIResponses validates real responses of the main endpoints (successes and errors) against the
 // document's response schemas.
 func TestOpenAPIResponses(t *testing.T) {
-	ts := fullServer(t)
+	ts, _ := fullServer(t)
 	v := newValidator(t)
 	ts.onResponse = func(req *http.Request, r *resp) {
 		_, pattern := ts.srv.mux.Handler(req)

@@ -28,12 +28,18 @@ func statsFixture() []guard.Event {
 	return append(events, old)
 }
 
+// statsHarness stores statsFixture in st and serves it.
+func statsHarness(t *testing.T, st guard.EventStore) *harness {
+	t.Helper()
+	if err := st.InsertEvents(context.Background(), statsFixture()); err != nil {
+		t.Fatal(err)
+	}
+	return newHarness(t, st, RecorderConfig{})
+}
+
 func TestStatsAggregatesOneAgent(t *testing.T) {
 	eachStore(t, func(t *testing.T, st guard.EventStore) {
-		if err := st.InsertEvents(context.Background(), statsFixture()); err != nil {
-			t.Fatal(err)
-		}
-		h := newHarness(t, st, RecorderConfig{})
+		h := statsHarness(t, st)
 
 		var got StatsResponse
 		decode(t, h.do(http.MethodGet, statsPath+"?agent_name=Agent-A", nil), http.StatusOK, &got)
@@ -69,10 +75,7 @@ func TestStatsAggregatesOneAgent(t *testing.T) {
 
 func TestStatsTimeseriesCoversTheRange(t *testing.T) {
 	eachStore(t, func(t *testing.T, st guard.EventStore) {
-		if err := st.InsertEvents(context.Background(), statsFixture()); err != nil {
-			t.Fatal(err)
-		}
-		h := newHarness(t, st, RecorderConfig{})
+		h := statsHarness(t, st)
 		wantPoints := map[string]int{"1m": 60, "5m": 60, "15m": 60, "1h": 60, "6h": 36, "24h": 48, "7d": 56, "30d": 60}
 		for _, tr := range TimeRanges {
 			t.Run(tr.Name, func(t *testing.T) {
@@ -117,10 +120,7 @@ func TestStatsTimeseriesCoversTheRange(t *testing.T) {
 
 func TestControlStats(t *testing.T) {
 	eachStore(t, func(t *testing.T, st guard.EventStore) {
-		if err := st.InsertEvents(context.Background(), statsFixture()); err != nil {
-			t.Fatal(err)
-		}
-		h := newHarness(t, st, RecorderConfig{})
+		h := statsHarness(t, st)
 		var got ControlStatsResponse
 		decode(t, h.do(http.MethodGet, statsPath+"/controls/1?agent_name=agent-a", nil), http.StatusOK, &got)
 		// control 1: i = 0 3 6 9 (9 is an error); matched 0 (deny) and 6 (steer).
