@@ -181,7 +181,7 @@ func (s *Store) mergeSteps(ctx context.Context, tx *sqlx.Tx, agentID int64, step
 				return err
 			}
 			if !same {
-				return fmt.Errorf("store: steps.%d: %s differs from the registered step's: %w", i, c.what, guard.ErrSchemaIncompatible)
+				return fmt.Errorf("steps.%d: %s differs from the registered step's: %w", i, c.what, guard.ErrSchemaIncompatible)
 			}
 		}
 	}

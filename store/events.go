@@ -206,15 +206,19 @@ func (s *Store) QueryEvents(ctx context.Context, q guard.EventQuery) ([]guard.Ev
 	limit = min(limit, maxEventLimit)
 	offset := max(q.Offset, 0)
 	cond, args := eventWhere(&q)
+	// The count and the page come from one snapshot, so total always agrees with the rows while
+	// events are being written.
 	var total int
-	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM events WHERE `+cond), args...); err != nil {
-		return nil, 0, mapErr(err)
-	}
 	var rows []eventRow
-	err := s.r.SelectContext(ctx, &rows, s.q(`SELECT id, `+eventCols+` FROM events WHERE `+cond+
-		` ORDER BY ts DESC, id DESC LIMIT ? OFFSET ?`), append(args, limit, offset)...)
+	err := s.readTx(ctx, func(tx *sqlx.Tx) error {
+		if err := tx.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM events WHERE `+cond), args...); err != nil {
+			return err
+		}
+		return tx.SelectContext(ctx, &rows, s.q(`SELECT id, `+eventCols+` FROM events WHERE `+cond+
+			` ORDER BY ts DESC, id DESC LIMIT ? OFFSET ?`), append(args, limit, offset)...)
+	})
 	if err != nil {
-		return nil, 0, mapErr(err)
+		return nil, 0, err
 	}
 	out := make([]guard.Event, 0, len(rows))
 	for i := range rows {
