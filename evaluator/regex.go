@@ -150,8 +150,12 @@ func NewRegex(pattern string, ignoreCase, multiline, dotAll bool, timeout time.D
 	re, err := regexp.Compile(expr)
 	if err == nil {
 		r := &Regex{re2: re, timeout: timeout}
-		r.literals, r.folds, r.prefOK = requiredLiterals(expr)
-		r.runSet, r.runMin, r.runOK = requiredRun(expr)
+		// RE2 accepted expr, so it parses; the prefilters read one simplified parse of it.
+		if parsed, err := syntax.Parse(expr, syntax.Perl); err == nil {
+			parsed = parsed.Simplify()
+			r.literals, r.folds, r.prefOK = requiredLiterals(parsed)
+			r.runSet, r.runMin, r.runOK = requiredRun(parsed)
+		}
 		return r, nil
 	}
 	var se *syntax.Error

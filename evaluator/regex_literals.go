@@ -21,16 +21,11 @@ type litInfo struct {
 	exact bool
 }
 
-// requiredLiterals derives from a Go regexp a set of literals at least one of which occurs (compared
-// ASCII case-insensitively) in every text the regexp matches. foldsCase reports that the pattern has
-// case-insensitive parts (Unicode folding: the filter is then unsafe on non-ASCII text). ok is false
-// when no useful set exists.
-func requiredLiterals(expr string) (literals []string, foldsCase bool, ok bool) {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return nil, false, false
-	}
-	re = re.Simplify()
+// requiredLiterals derives from a Go regexp, parsed with syntax.Perl and simplified, a set of literals
+// at least one of which occurs (compared ASCII case-insensitively) in every text the regexp matches.
+// foldsCase reports that the pattern has case-insensitive parts (Unicode folding: the filter is then
+// unsafe on non-ASCII text). ok is false when no useful set exists.
+func requiredLiterals(re *syntax.Regexp) (literals []string, foldsCase bool, ok bool) {
 	info := literalsOf(re)
 	if info.set == nil {
 		return nil, false, false

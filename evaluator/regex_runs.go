@@ -32,15 +32,12 @@ type runSeg struct {
 	n   int
 }
 
-// requiredRun derives from a Go regexp a set of bytes and a length n such that every text the regexp
-// matches has n consecutive bytes in the set (which holds every byte >= 0x80). ok is false when no
-// useful requirement exists (n < 2, or a set of more than 200 byte values).
-func requiredRun(expr string) (set ByteSet, n int, ok bool) {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return ByteSet{}, 0, false
-	}
-	seg, ok := bestRun(re.Simplify())
+// requiredRun derives from a Go regexp, parsed with syntax.Perl and simplified, a set of bytes and a
+// length n such that every text the regexp matches has n consecutive bytes in the set (which holds
+// every byte >= 0x80). ok is false when no useful requirement exists (n < 2, or a set of more than 200
+// byte values).
+func requiredRun(re *syntax.Regexp) (set ByteSet, n int, ok bool) {
+	seg, ok := bestRun(re)
 	if !ok || seg.n < minRunLen {
 		return ByteSet{}, 0, false
 	}
