@@ -285,8 +285,9 @@ func TestRunPrefilterSameResultsOnFuzzSeeds(t *testing.T) {
 	}
 }
 
-// TestBenchNoMatchRunsNoRegex: on the benchmark's no-match input the literal and run prefilters rule
-// out every regex control of benchControls, so BenchmarkEvaluate/nomatch measures the engine alone.
+// TestBenchNoMatchRunsNoRegex: on the benchmark's inputs the literal and run prefilters rule out every
+// regex control of benchControls, so BenchmarkEvaluate and BenchmarkCheck measure the engine and the list
+// evaluators.
 func TestBenchNoMatchRunsNoRegex(t *testing.T) {
 	r := evaluator.NewRegistry()
 	r.Register(evaluator.ListFactory())
@@ -305,13 +306,18 @@ func TestBenchNoMatchRunsNoRegex(t *testing.T) {
 		if err := e.Update(benchControls(n, false)); err != nil {
 			t.Fatal(err)
 		}
-		resetCalls()
-		res := evaluate(t, e, &guard.Step{Type: "llm", Name: "chat", Input: benchNoMatch})
-		if res.Decision != guard.DecisionAllow || len(res.NonMatches) != n {
-			t.Fatalf("controls=%d: decision %s, %d non-matches", n, res.Decision, len(res.NonMatches))
-		}
-		if c := calls("bench-regex"); c != 0 {
-			t.Errorf("controls=%d: %d regex evaluations on the no-match input, want 0", n, c)
+		for _, input := range []string{benchNoMatch, benchMatchFor(n)} {
+			resetCalls()
+			res := evaluate(t, e, &guard.Step{Type: "llm", Name: "chat", Input: input})
+			if input == benchNoMatch && (res.Decision != guard.DecisionAllow || len(res.NonMatches) != n) {
+				t.Fatalf("controls=%d: decision %s, %d non-matches", n, res.Decision, len(res.NonMatches))
+			}
+			if input != benchNoMatch && (res.Decision != guard.DecisionDeny || len(res.Matches) != 1) {
+				t.Fatalf("controls=%d, match input: decision %s, matches %v", n, res.Decision, names(res.Matches))
+			}
+			if c := calls("bench-regex"); c != 0 {
+				t.Errorf("controls=%d, input %.20q...: %d regex evaluations, want 0", n, input, c)
+			}
 		}
 	}
 }
