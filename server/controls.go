@@ -130,13 +130,9 @@ func (s *Server) listControls(w http.ResponseWriter, r *http.Request) {
 	}{list, toPage(info)})
 }
 
+// fixSummary makes tags a list; step_types and stages stay null when the control does not restrict them,
+// as in control data, where an empty list would mean "never applies".
 func fixSummary(c *guard.ControlSummary) {
-	if c.StepTypes == nil {
-		c.StepTypes = []string{}
-	}
-	if c.Stages == nil {
-		c.Stages = []guard.Stage{}
-	}
 	if c.Tags == nil {
 		c.Tags = []string{}
 	}
