@@ -13,35 +13,48 @@ import (
 	"github.com/guardrail-control/guard/evaluator"
 )
 
-// compile validates controls and compiles those the engine runs into a snapshot. It never returns a
-// partial snapshot: any problem fails the whole set with a *ValidationError whose field paths start
-// with controls.<index>.
+// compile validates controls and compiles those the engine runs into a snapshot. Problems are reported
+// in a *ValidationError whose field paths start with controls.<index>.
+//
+// Strict (tolerant false), it never returns a partial snapshot: any problem fails the whole set and the
+// snapshot is nil. Tolerant (see Engine.UpdateTolerant), it always returns a snapshot: a leaf whose
+// evaluator cannot be built becomes a failing leaf, a control that does not validate becomes a
+// fail-closed control, and the error lists what was degraded.
 //
 // Validation and evaluator building (regex compilation, list normalisation: the bulk of the work) run
 // in parallel over the controls; assembling the snapshot is sequential and deterministic.
-func compile(controls []Control, cfg *engineConfig) (*snapshot, error) {
+func compile(controls []Control, cfg *engineConfig, tolerant bool) (*snapshot, error) {
 	preps := make([]prepared, len(controls))
-	parallel(len(controls), func(i int) { preps[i] = prepare(&controls[i], cfg, "controls."+strconv.Itoa(i)) })
-	c := compiler{cfg: cfg, pathIDs: make(map[string]int32)}
+	parallel(len(controls), func(i int) {
+		preps[i] = prepare(&controls[i], cfg, "controls."+strconv.Itoa(i), tolerant)
+	})
+	c := compiler{cfg: cfg, pathIDs: make(map[string]int32), tolerant: tolerant}
 	var problems []Problem
 	for i := range controls {
 		p := &preps[i]
 		if len(p.problems) > 0 {
 			problems = append(problems, p.problems...)
+			if tolerant {
+				c.snap.controls = append(c.snap.controls, c.failClosed(&controls[i]))
+			}
 			continue
 		}
 		if !p.runs {
 			continue
 		}
-		c.builds, c.next = p.builds, 0
+		c.builds, c.next, c.degraded = p.builds, 0, nil
 		cc, ps := c.control(&controls[i], &p.data, p.prefix)
 		if len(ps) > 0 {
 			problems = append(problems, ps...)
-			continue
+			if !tolerant {
+				continue
+			}
+			cc = c.failClosed(&controls[i])
 		}
+		problems = append(problems, c.degraded...)
 		c.snap.controls = append(c.snap.controls, cc)
 	}
-	if len(problems) > 0 {
+	if len(problems) > 0 && !tolerant {
 		return nil, &ValidationError{Problems: problems}
 	}
 	s := &c.snap
@@ -64,6 +77,9 @@ func compile(controls []Control, cfg *engineConfig) (*snapshot, error) {
 		buildRunPrefilter(s)
 	}
 	s.pool.New = func() any { return newScratch(s) }
+	if len(problems) > 0 {
+		return s, &ValidationError{Problems: problems}
+	}
 	return s, nil
 }
 
@@ -81,21 +97,28 @@ type built struct {
 	err error
 }
 
-// prepare validates one control and, if the engine runs it, builds its evaluators.
-func prepare(ctl *Control, cfg *engineConfig, prefix string) prepared {
+// prepare validates one control and, if the engine runs it, builds its evaluators. Tolerant, a control
+// the engine does not run is not validated (it is dropped whatever its problems), and unknown evaluator
+// names are not validation problems (the compiler degrades their leaves).
+func prepare(ctl *Control, cfg *engineConfig, prefix string, tolerant bool) prepared {
 	p := prepared{prefix: prefix, data: ctl.Data} // a shallow copy: validation may normalise it
 	execution := p.data.Execution
 	if execution == "" {
 		execution = ExecutionServer
 	}
 	p.runs = p.data.Enabled && cfg.executions[execution]
+	if tolerant && !p.runs {
+		return p
+	}
 	opts := []ValidateOption{WithValidationRegistry(cfg.registry)}
 	if p.runs {
 		// The compiler builds every evaluator right after and reports config problems itself:
 		// build each once, not twice.
 		opts = append(opts, SkipEvaluatorConfigs())
-	} else {
-		// A control the engine does not run may name evaluators only its runner has.
+	}
+	if tolerant || !p.runs {
+		// A control the engine does not run may name evaluators only its runner has; tolerant, a
+		// missing evaluator degrades its leaf instead.
 		opts = append(opts, AllowUnknownEvaluators())
 	}
 	if err := p.data.Validate(opts...); err != nil {
@@ -171,12 +194,14 @@ func parallel(n int, f func(i int)) {
 
 // compiler holds the state of one compilation.
 type compiler struct {
-	cfg     *engineConfig
-	snap    snapshot
-	paths   []cPath
-	pathIDs map[string]int32
-	builds  []built // evaluators of the control being compiled, in leaf order
-	next    int
+	cfg      *engineConfig
+	snap     snapshot
+	paths    []cPath
+	pathIDs  map[string]int32
+	builds   []built // evaluators of the control being compiled, in leaf order
+	next     int
+	tolerant bool      // degrade leaves whose evaluator cannot be built instead of failing
+	degraded []Problem // tolerant: the problems of the degraded leaves of the control being compiled
 }
 
 func (c *compiler) control(ctl *Control, d *ControlData, prefix string) (cControl, []Problem) {
@@ -246,48 +271,16 @@ func (c *compiler) leaf(n *Condition, field string, cc *cControl, seen map[int32
 	c.next++
 	built, err := bl.b, bl.err
 	if err != nil {
-		var ce *evaluator.ConfigError
-		switch {
-		case errors.Is(err, evaluator.ErrUnknownEvaluator):
-			*problems = append(*problems, Problem{Field: field + ".evaluator.name", Code: CodeUnknownEvaluator, Message: "is not a registered, available evaluator"})
-		case errors.As(err, &ce):
-			// The same problems, in the same order, as validation reports them.
-			fes := append([]evaluator.FieldError(nil), ce.Problems...)
-			sort.SliceStable(fes, func(i, j int) bool { return fes[i].Field < fes[j].Field })
-			if len(fes) == 0 {
-				*problems = append(*problems, Problem{Field: field + ".evaluator.config", Code: CodeInvalid, Message: "is not a valid configuration for this evaluator"})
-			}
-			for _, fe := range fes {
-				f := field + ".evaluator.config"
-				if fe.Field != "" {
-					f += "." + fe.Field
-				}
-				code, msg := fe.Code, fe.Message
-				if code == "" {
-					code = CodeInvalid
-				}
-				if msg == "" {
-					msg = "is invalid"
-				}
-				*problems = append(*problems, Problem{Field: f, Code: code, Message: msg})
-			}
-		default:
-			*problems = append(*problems, Problem{Field: field + ".evaluator.config", Code: CodeInvalid, Message: "is not a valid configuration for this evaluator"})
+		ps := buildProblems(field, err)
+		if !c.tolerant {
+			*problems = append(*problems, ps...)
+			return nil
 		}
-		return nil
-	}
-	pid, ok := c.pathIDs[n.Selector.Path]
-	if !ok {
-		pid = int32(len(c.paths))
-		c.pathIDs[n.Selector.Path] = pid
-		c.paths = append(c.paths, cPath{sel: compileSelectorPath(n.Selector.Path)})
-	}
-	if !seen[pid] {
-		seen[pid] = true
-		cc.paths = append(cc.paths, pid)
+		c.degraded = append(c.degraded, ps...)
+		built = unavailableBuilt(n.Evaluator, err)
 	}
 	l := &cLeaf{
-		path:     pid,
+		path:     c.pathID(n.Selector.Path, cc, seen),
 		ev:       built.Evaluator,
 		evName:   n.Evaluator.Name,
 		onError:  built.OnError,
@@ -302,4 +295,49 @@ func (c *compiler) leaf(n *Condition, field string, cc *cControl, seen map[int32
 		cc.firstLeaf = l
 	}
 	return l
+}
+
+// pathID returns the snapshot-wide id of selector path raw and records it among cc's paths.
+func (c *compiler) pathID(raw string, cc *cControl, seen map[int32]bool) int32 {
+	pid, ok := c.pathIDs[raw]
+	if !ok {
+		pid = int32(len(c.paths))
+		c.pathIDs[raw] = pid
+		c.paths = append(c.paths, cPath{sel: compileSelectorPath(raw)})
+	}
+	if !seen[pid] {
+		seen[pid] = true
+		cc.paths = append(cc.paths, pid)
+	}
+	return pid
+}
+
+// buildProblems reports why the evaluator of the leaf at field could not be built, with the same
+// problems, in the same order, as validation reports them.
+func buildProblems(field string, err error) []Problem {
+	var ce *evaluator.ConfigError
+	switch {
+	case errors.Is(err, evaluator.ErrUnknownEvaluator):
+		return []Problem{{Field: field + ".evaluator.name", Code: CodeUnknownEvaluator, Message: "is not a registered, available evaluator"}}
+	case errors.As(err, &ce) && len(ce.Problems) > 0:
+		fes := append([]evaluator.FieldError(nil), ce.Problems...)
+		sort.SliceStable(fes, func(i, j int) bool { return fes[i].Field < fes[j].Field })
+		out := make([]Problem, 0, len(fes))
+		for _, fe := range fes {
+			f := field + ".evaluator.config"
+			if fe.Field != "" {
+				f += "." + fe.Field
+			}
+			code, msg := fe.Code, fe.Message
+			if code == "" {
+				code = CodeInvalid
+			}
+			if msg == "" {
+				msg = "is invalid"
+			}
+			out = append(out, Problem{Field: f, Code: code, Message: msg})
+		}
+		return out
+	}
+	return []Problem{{Field: field + ".evaluator.config", Code: CodeInvalid, Message: "is not a valid configuration for this evaluator"}}
 }

@@ -353,10 +353,11 @@ func (b *resultBuilder) finish() {
 }
 
 // errorText is the error string of a failed condition: the evaluator's name and its error, the name
-// only once when the evaluator's own error already starts with it ("ext.toxicity: ...").
+// only once when the evaluator's own error already starts with it ("ext.toxicity: ...") or names it
+// (a leaf UpdateTolerant could not build).
 func errorText(o *nodeOut) string {
 	msg := o.err.Error()
-	if o.errLeaf == nil || strings.HasPrefix(msg, o.errLeaf.evName+": ") {
+	if _, named := o.err.(unavailableError); named || o.errLeaf == nil || strings.HasPrefix(msg, o.errLeaf.evName+": ") {
 		return msg
 	}
 	return o.errLeaf.evName + ": " + msg

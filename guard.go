@@ -10,7 +10,8 @@ import (
 
 // Engine evaluates steps against a compiled, immutable snapshot of controls. It is safe for concurrent
 // use: Evaluate and Check read the current snapshot without locks, Update compiles a new one off the hot
-// path and swaps it in only when every control compiled. Create one with New; the zero Engine works too
+// path and swaps it in only when every control compiled (UpdateTolerant swaps it in anyway, with what
+// does not compile degraded to evaluator errors). Create one with New; the zero Engine works too
 // (default options, no controls).
 type Engine struct {
 	cfg  engineConfig
@@ -68,35 +69,41 @@ func New(opts ...Option) *Engine {
 		cfg.registry = evaluator.Default
 	}
 	e := &Engine{cfg: cfg}
-	empty, _ := compile(nil, &cfg)
+	empty, _ := compile(nil, &cfg, false)
 	e.snap.Store(empty)
 	return e
 }
 
 // Update validates and compiles controls and, only if all of them are valid, replaces the engine's
-// snapshot. A *ValidationError names each problem with the path controls.<index>.<field>.
+// snapshot. A *ValidationError names each problem with the path controls.<index>.<field>. For controls
+// that were valid when saved and must keep being enforced even where they no longer compile, see
+// UpdateTolerant.
 //
 // Disabled controls, and controls whose execution the engine does not run (see WithExecution), are
 // validated (their evaluator names are not checked: their runner may know evaluators this engine does
 // not) and then dropped: they cost nothing at evaluation time.
-func (e *Engine) Update(controls []Control) error {
+func (e *Engine) Update(controls []Control) error { return e.update(controls, false) }
+
+// update compiles controls (strictly or tolerantly, see compile) and swaps in the snapshot, if any.
+func (e *Engine) update(controls []Control, tolerant bool) error {
 	cfg := e.cfg
 	if cfg.registry == nil { // the zero Engine
 		cfg.registry = evaluator.Default
 		cfg.executions = map[Execution]bool{ExecutionServer: true}
 		cfg.logger = zap.NewNop()
 	}
-	s, err := compile(controls, &cfg)
-	if err != nil {
+	s, err := compile(controls, &cfg, tolerant)
+	if s == nil {
 		return err
 	}
 	e.snap.Store(s)
-	cfg.logger.Debug("controls compiled", zap.Int("controls", len(controls)), zap.Int("active", len(s.controls)))
-	return nil
+	cfg.logger.Debug("controls compiled", zap.Int("controls", len(controls)), zap.Int("active", len(s.controls)),
+		zap.Bool("degraded", err != nil))
+	return err
 }
 
 // emptySnapshot is what a zero Engine evaluates against until its first Update.
-var emptySnapshot, _ = compile(nil, &engineConfig{registry: evaluator.Default})
+var emptySnapshot, _ = compile(nil, &engineConfig{registry: evaluator.Default}, false)
 
 // load returns the current snapshot.
 func (e *Engine) load() *snapshot {
