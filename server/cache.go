@@ -24,7 +24,7 @@ import (
 // cold or stale agent compiles once.
 type engineCache struct {
 	reader guard.PolicyReader
-	reg    *evaluator.Registry // the server's registry plus the fail-closed placeholder evaluator
+	reg    *evaluator.Registry
 	log    *zap.Logger
 
 	gen     atomic.Uint64
@@ -50,7 +50,7 @@ const loadTimeout = 10 * time.Second
 func newEngineCache(reader guard.PolicyReader, reg *evaluator.Registry, log *zap.Logger) *engineCache {
 	return &engineCache{
 		reader:  reader,
-		reg:     withUnavailable(reg),
+		reg:     reg,
 		log:     log,
 		entries: make(map[string]*cacheEntry),
 	}
