@@ -14,6 +14,7 @@ type ControlViolationError struct {
 	Metadata    map[string]any
 }
 
+// Error implements the error interface.
 func (e *ControlViolationError) Error() string {
 	if e.Message == "" {
 		return fmt.Sprintf("guard: step denied by control %q", e.ControlName)
@@ -31,6 +32,7 @@ type ControlSteerError struct {
 	SteeringContext SteeringContext
 }
 
+// Error implements the error interface.
 func (e *ControlSteerError) Error() string {
 	return fmt.Sprintf("guard: step steered by control %q: %s", e.ControlName, e.SteeringContext.Message)
 }
@@ -48,6 +50,7 @@ type ValidationError struct {
 	Problems []Problem
 }
 
+// Error implements the error interface.
 func (e *ValidationError) Error() string {
 	var b strings.Builder
 	b.WriteString("guard: invalid input")
@@ -102,6 +105,7 @@ type ControlInUseError struct {
 	Agents    []string
 }
 
+// Error implements the error interface.
 func (e *ControlInUseError) Error() string {
 	return fmt.Sprintf("control %d is linked to %d agent(s): %s", e.ControlID, len(e.Agents), strings.Join(e.Agents, ", "))
 }

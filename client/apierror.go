@@ -22,6 +22,7 @@ type APIError struct {
 	Problems  []guard.Problem // field problems of a 422
 }
 
+// Error implements the error interface.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "guard server: %d", e.Status)

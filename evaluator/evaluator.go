@@ -132,6 +132,7 @@ type FieldError struct {
 	Message string
 }
 
+// Error implements the error interface.
 func (e FieldError) Error() string { return e.Field + ": " + e.Message }
 
 // ConfigError lists every problem found in an evaluator config.
@@ -139,6 +140,7 @@ type ConfigError struct {
 	Problems []FieldError
 }
 
+// Error implements the error interface.
 func (e *ConfigError) Error() string {
 	if len(e.Problems) == 0 {
 		return "invalid evaluator config"

@@ -32,6 +32,7 @@ type Error struct {
 	hasAfter   bool
 }
 
+// Error implements the error interface.
 func (e *Error) Error() string {
 	s := "ext.toxicity: " + e.msg
 	if e.Attempts > 1 {

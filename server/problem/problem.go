@@ -49,6 +49,7 @@ type Error struct {
 	Header http.Header
 }
 
+// Error implements the error interface.
 func (e *Error) Error() string { return e.Code + ": " + e.Detail }
 
 // New returns an *Error.
