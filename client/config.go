@@ -16,7 +16,7 @@ import (
 // DefaultRefreshInterval is how often the agent refreshes its controls when Config.RefreshInterval is 0.
 const DefaultRefreshInterval = 60 * time.Second
 
-// NoRefresh, as Config.RefreshInterval, turns the background refresh off (any negative value does). The
+// NoRefresh turns the background refresh off when given as Config.RefreshInterval (any negative value does). The
 // zero value of a Duration means the default, 60 s, so "0 disables" of the other client libraries is
 // spelled NoRefresh in Go. Agent.Refresh still works on demand.
 const NoRefresh time.Duration = -1
