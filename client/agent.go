@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -12,7 +11,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/guardrail-control/guard"
-	"github.com/guardrail-control/guard/evaluator"
 )
 
 // Agent is a registered agent with its snapshot of controls. Create it with Init, protect functions with
@@ -22,7 +20,6 @@ type Agent struct {
 	name string
 	api  *HTTPClient
 	own  *http.Client // the client Init built, closed by Close; nil when Config.HTTPClient was given
-	reg  *evaluator.Registry
 	pol  atomic.Pointer[policy]
 
 	base       *zap.Logger // named agent_control
@@ -88,12 +85,7 @@ func Init(ctx context.Context, cfg Config) (*Agent, error) {
 	if a.api, err = NewHTTPClient(s.ServerURL, s.APIKey, WithTimeout(s.Timeout), WithHTTPClient(hc)); err != nil {
 		return nil, err
 	}
-	a.reg = localRegistry(s.Registry)
-	empty, err := a.compile(nil, SourceNone)
-	if err != nil {
-		return nil, err
-	}
-	a.pol.Store(empty)
+	a.pol.Store(a.compile(nil, SourceNone))
 
 	var fileControls []guard.Control
 	if s.controlsFile != "" {
@@ -109,12 +101,7 @@ func Init(ctx context.Context, cfg Config) (*Agent, error) {
 			return nil, err
 		}
 		if fileControls != nil {
-			p, cerr := a.compile(fileControls, SourceFile)
-			if cerr != nil {
-				a.closeTransport()
-				return nil, fmt.Errorf("guard client: controls file %s: %w", s.controlsFile, cerr)
-			}
-			a.pol.Store(p)
+			a.pol.Store(a.compile(fileControls, SourceFile))
 			a.log.Warn("guard server unreachable; starting from the controls file and retrying in the background",
 				zap.String("agent", a.name), zap.String("controls_file", s.controlsFile),
 				zap.Int("controls", len(fileControls)), zap.Error(err))

@@ -1,11 +1,9 @@
 package client
 
 import (
-	"context"
-	"fmt"
+	"go.uber.org/zap"
 
 	"github.com/guardrail-control/guard"
-	"github.com/guardrail-control/guard/evaluator"
 )
 
 // policy is one immutable snapshot of the agent's controls, compiled twice: the sdk controls (always
@@ -24,24 +22,29 @@ const (
 	SourceServer = "server" // the server, at Init or at the last successful refresh
 )
 
-// compile builds a policy from controls. Controls whose evaluators are not available in this process are
-// compiled with a stand-in evaluator that always fails, so that they fall to their on_error.
-func (a *Agent) compile(controls []guard.Control, source string) (*policy, error) {
-	cs := make([]guard.Control, len(controls))
-	for i, c := range controls {
-		c.Data.Condition = substituteUnavailable(c.Data.Condition, a.reg)
-		cs[i] = c
-	}
+// compile builds a policy from controls. It never fails: controls that were valid on the server but do
+// not compile in this process (an evaluator it does not have, a config its evaluator refuses) are
+// compiled with guard.Engine.UpdateTolerant, so their missing evaluators count as evaluator errors under
+// their on_error and a control whose scope or action no longer validates denies every step; each such
+// control is logged at warn level.
+func (a *Agent) compile(controls []guard.Control, source string) *policy {
 	p := &policy{controls: controls, source: source}
-	p.sdk = guard.New(guard.WithRegistry(a.reg), guard.WithExecution(guard.ExecutionSDK), guard.WithLogger(a.base))
-	if err := p.sdk.Update(cs); err != nil {
-		return nil, err
+	p.sdk = a.engine(controls, guard.ExecutionSDK, source)
+	p.srv = a.engine(controls, guard.ExecutionServer, source)
+	return p
+}
+
+// engine compiles the controls of one execution (the others are dropped by the engine).
+func (a *Agent) engine(controls []guard.Control, ex guard.Execution, source string) *guard.Engine {
+	e := guard.New(guard.WithRegistry(a.s.Registry), guard.WithExecution(ex), guard.WithLogger(a.base))
+	err := e.UpdateTolerant(controls)
+	for _, cp := range guard.ProblemsByControl(err) {
+		ct := &controls[cp.Index]
+		a.log.Warn("control does not compile in this process; it is evaluated as an error (its on_error decides, a broken scope or action denies every step)",
+			zap.String("agent", a.name), zap.String("source", source), zap.Int64("control_id", ct.ID),
+			zap.String("control", ct.Name), zap.Error(&guard.ValidationError{Problems: cp.Problems}))
 	}
-	p.srv = guard.New(guard.WithRegistry(a.reg), guard.WithExecution(guard.ExecutionServer), guard.WithLogger(a.base))
-	if err := p.srv.Update(cs); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return e
 }
 
 // fromAgentControls turns the server's list into engine controls. A control is enabled when both its
@@ -59,70 +62,6 @@ func fromAgentControls(acs []guard.AgentControl) []guard.Control {
 			d.Execution = guard.ExecutionServer
 		}
 		out = append(out, guard.Control{ID: id, Name: ac.Name, Data: d})
-	}
-	return out
-}
-
-// unavailableEvaluator is the registry name of the stand-in for evaluators missing in this process.
-const unavailableEvaluator = "agent_control.unavailable"
-
-// localRegistry copies the available factories of base and adds the stand-in evaluator.
-func localRegistry(base *evaluator.Registry) *evaluator.Registry {
-	r := evaluator.NewRegistry()
-	for _, f := range base.List() {
-		r.Register(*f)
-	}
-	r.Register(evaluator.Factory{
-		Name:         unavailableEvaluator,
-		Description:  "Stands in for an evaluator this process does not have: always fails, so on_error decides.",
-		Version:      "1",
-		ConfigSchema: []byte(`{"type":"object"}`),
-		New: func(config map[string]any, _ evaluator.Options) (evaluator.Evaluator, error) {
-			name, _ := config["evaluator"].(string)
-			return unavailable{name: name}, nil
-		},
-	})
-	return r
-}
-
-type unavailable struct{ name string }
-
-func (u unavailable) Evaluate(context.Context, *evaluator.Data) (evaluator.Result, error) {
-	return evaluator.Result{}, fmt.Errorf("evaluator %q is not available in this process", u.name)
-}
-
-// substituteUnavailable returns c with every leaf whose evaluator reg does not have replaced by the
-// stand-in (keeping its on_error). c itself is not modified; an unchanged tree is returned as is.
-func substituteUnavailable(c guard.Condition, reg *evaluator.Registry) guard.Condition {
-	switch {
-	case c.Evaluator != nil:
-		if _, ok := reg.Lookup(c.Evaluator.Name); ok {
-			return c
-		}
-		cfg := map[string]any{"evaluator": c.Evaluator.Name}
-		if oe, ok := c.Evaluator.Config["on_error"]; ok {
-			cfg["on_error"] = oe
-		}
-		c.Evaluator = &guard.EvaluatorSpec{Name: unavailableEvaluator, Config: cfg, Metadata: c.Evaluator.Metadata}
-		return c
-	case c.Not != nil:
-		n := substituteUnavailable(*c.Not, reg)
-		c.Not = &n
-		return c
-	case c.And != nil:
-		c.And = substituteList(c.And, reg)
-		return c
-	case c.Or != nil:
-		c.Or = substituteList(c.Or, reg)
-		return c
-	}
-	return c
-}
-
-func substituteList(list []guard.Condition, reg *evaluator.Registry) []guard.Condition {
-	out := make([]guard.Condition, len(list))
-	for i, c := range list {
-		out[i] = substituteUnavailable(c, reg)
 	}
 	return out
 }

@@ -70,11 +70,7 @@ func (a *Agent) refreshLocked(ctx context.Context) error {
 			return err
 		}
 	}
-	p, err := a.compile(fromAgentControls(acs), SourceServer)
-	if err != nil {
-		return err
-	}
-	a.pol.Store(p)
+	a.pol.Store(a.compile(fromAgentControls(acs), SourceServer))
 	a.etag = etag
 	a.logRefresh.Debug("controls updated", zap.String("agent", a.name), zap.Int("controls", len(acs)))
 	return nil
