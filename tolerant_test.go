@@ -3,6 +3,7 @@ package guard_test
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,7 +163,7 @@ func TestUpdateTolerantBrokenControlFailsClosed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fine := ctl(2, guard.DecisionLog, regexLeaf("x"))
 			e, problems := tolerant(t, tt.c, fine)
-			if !contains(problems, tt.field) {
+			if !slices.Contains(problems, tt.field) {
 				t.Fatalf("problems %v lack %q", problems, tt.field)
 			}
 			for _, p := range problems {
@@ -246,13 +247,4 @@ func TestProblemsByControl(t *testing.T) {
 	if got := guard.ProblemsByControl(odd); len(got) != 1 || got[0].Index != 7 {
 		t.Fatalf("ProblemsByControl(%v) = %+v", odd, got)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
