@@ -76,3 +76,26 @@ func (s SteeringContext) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(p)
 }
+
+// MarshalJSON omits a scope list only when it is nil (no restriction) and writes an empty, non-nil list as
+// [], so that a Go-built scope that can never apply is seen, and refused, by Validate rather than being
+// read back as "every step".
+func (s Scope) MarshalJSON() ([]byte, error) {
+	var out struct {
+		StepTypes     *[]string `json:"step_types,omitempty"`
+		StepNames     *[]string `json:"step_names,omitempty"`
+		StepNameRegex string    `json:"step_name_regex,omitempty"`
+		Stages        *[]Stage  `json:"stages,omitempty"`
+	}
+	if s.StepTypes != nil {
+		out.StepTypes = &s.StepTypes
+	}
+	if s.StepNames != nil {
+		out.StepNames = &s.StepNames
+	}
+	if s.Stages != nil {
+		out.Stages = &s.Stages
+	}
+	out.StepNameRegex = s.StepNameRegex
+	return json.Marshal(out)
+}
