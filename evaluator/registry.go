@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -110,21 +111,55 @@ func (r *Registry) Build(name string, config map[string]any) (*Built, error) {
 	common, rest, more := splitCommon(config, f.External)
 	problems = appendNewFields(problems, more)
 	if len(problems) > 0 {
+		// When the only schema problems are unknown keys, the known keys are well-formed: let the factory
+		// check them too, so that {"pattern": "(", "bogus": 1} reports both problems at once.
+		if onlyUnknownFields(problems) {
+			if _, err := f.New(withoutFields(rest, problems), Options{Timeout: common.Timeout}); err != nil {
+				problems = appendNewFields(problems, factoryProblems(err))
+			}
+		}
 		return nil, &ConfigError{Problems: problems}
 	}
 	ev, err := f.New(rest, Options{Timeout: common.Timeout})
 	if err != nil {
-		var ce *ConfigError
-		if errors.As(err, &ce) {
-			return nil, ce
-		}
-		var fe FieldError
-		if errors.As(err, &fe) {
-			return nil, &ConfigError{Problems: []FieldError{fe}}
-		}
-		return nil, &ConfigError{Problems: []FieldError{{Code: "invalid", Message: err.Error()}}}
+		return nil, &ConfigError{Problems: factoryProblems(err)}
 	}
 	return &Built{Evaluator: ev, Factory: f, OnError: common.OnError, Timeout: common.Timeout}, nil
+}
+
+// factoryProblems turns the error of a Factory's New into field problems.
+func factoryProblems(err error) []FieldError {
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return ce.Problems
+	}
+	var fe FieldError
+	if errors.As(err, &fe) {
+		return []FieldError{fe}
+	}
+	return []FieldError{{Code: "invalid", Message: err.Error()}}
+}
+
+// onlyUnknownFields reports whether every problem is an unknown top-level key.
+func onlyUnknownFields(problems []FieldError) bool {
+	for _, p := range problems {
+		if p.Code != "unknown_field" || strings.Contains(p.Field, ".") {
+			return false
+		}
+	}
+	return true
+}
+
+// withoutFields returns config without the keys named by problems.
+func withoutFields(config map[string]any, problems []FieldError) map[string]any {
+	out := make(map[string]any, len(config))
+	for k, v := range config {
+		out[k] = v
+	}
+	for _, p := range problems {
+		delete(out, p.Field)
+	}
+	return out
 }
 
 // Validate reports whether config is acceptable for the named evaluator, with the same errors as Build.

@@ -54,6 +54,7 @@ func TestConfigValidation(t *testing.T) {
 		{"regex bad flag", "regex", `{"pattern":"a","flags":["I","` + secret + `"]}`, []problem{{"flags.1", "enum"}}},
 		{"regex flags not a list", "regex", `{"pattern":"a","flags":"I"}`, []problem{{"flags", "type"}}},
 		{"regex invalid", "regex", `{"pattern":"(` + secret + `"}`, []problem{{"pattern", "invalid_regex"}}},
+		{"regex invalid and unknown field", "regex", `{"pattern":"(` + secret + `","bogus":1}`, []problem{{"bogus", "unknown_field"}, {"pattern", "invalid_regex"}}},
 		{"regex invalid backtracking", "regex", `{"pattern":"(?<=` + secret + `"}`, []problem{{"pattern", "invalid_regex"}}},
 		{"on_error bad", "regex", `{"pattern":"a","on_error":"` + secret + `"}`, []problem{{"on_error", "enum"}}},
 		{"timeout zero", "regex", `{"pattern":"a","timeout_ms":0}`, []problem{{"timeout_ms", "minimum"}}},
