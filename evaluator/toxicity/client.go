@@ -152,7 +152,8 @@ func (c *client) once(ctx context.Context, body []byte) (*moderationResponse, *E
 		return nil, &Error{StatusCode: resp.StatusCode, msg: fmt.Sprintf("moderation response is larger than %d bytes", MaxResponseBytes)}
 	}
 	status := fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
-	if code := errorCode(data); code != "" {
+	// The code is repeated only when it does not hold the key: a service may echo the bearer token.
+	if code := errorCode(data); code != "" && (c.s.APIKey == "" || !strings.Contains(code, c.s.APIKey)) {
 		status += " (" + code + ")"
 	}
 	switch sc := resp.StatusCode; {

@@ -248,6 +248,10 @@ func TestFailures(t *testing.T) {
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, testKey)
 		}, 401, 1, "invalid_api_key"},
+		{"401 echoes the key as its code and type", func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = fmt.Fprintf(w, `{"error":{"message":"bad key %[1]s","type":"%[1]s","code":"%[1]s"}}`, testKey)
+		}, 401, 1, "401 Unauthorized; check EXT_API_KEY"},
 		{"403", func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusForbidden) }, 403, 1, "EXT_API_KEY"},
 		{"400 echoes nothing", func(_ int, w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusBadRequest)
