@@ -560,3 +560,44 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 		t.Fatalf("Refresh after Close: %v", err)
 	}
 }
+
+// TestDefaultControlsFileInWorkingDirectory: with Config.ControlsFile empty, Init whose server is
+// unreachable starts from ./controls.yaml when it exists, and with no controls when it does not. Not
+// parallel: it changes the working directory (t.Chdir restores it).
+func TestDefaultControlsFileInWorkingDirectory(t *testing.T) {
+	url := unreachableURL(t)
+	empty := t.TempDir()
+	withFile := filepath.Dir(writeFile(t, fileYAML))
+	if filepath.Base(writeFile(t, "")) != DefaultControlsFile {
+		t.Fatal("writeFile no longer writes controls.yaml")
+	}
+
+	t.Run("file present", func(t *testing.T) {
+		t.Chdir(withFile)
+		a := initAgent(t, testConfig(url))
+		if a.Source() != SourceFile || len(a.Controls()) != 1 || a.Controls()[0].Name != "block-ssn" {
+			t.Fatalf("source %q controls %+v", a.Source(), a.Controls())
+		}
+		var v *guard.ControlViolationError
+		if _, err := Protect(a, echo)(context.Background(), "ssn 123-45-6789"); !errors.As(err, &v) || v.ControlName != "block-ssn" {
+			t.Fatalf("the default file's control is not enforced: %v", err)
+		}
+	})
+	t.Run("file absent", func(t *testing.T) {
+		t.Chdir(empty)
+		a := initAgent(t, testConfig(url))
+		if a.Source() != SourceNone || len(a.Controls()) != 0 {
+			t.Fatalf("source %q controls %d", a.Source(), len(a.Controls()))
+		}
+	})
+	t.Run("a directory named controls.yaml is not a file", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, DefaultControlsFile), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(dir)
+		if a := initAgent(t, testConfig(url)); a.Source() != SourceNone {
+			t.Fatalf("source %q", a.Source())
+		}
+	})
+}

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -27,7 +28,10 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		cancel()
 		fmt.Fprintln(os.Stderr, "agent:", err)
 		os.Exit(1)
 	}
@@ -38,13 +42,16 @@ type SQLQuery struct {
 	Query string `json:"query"`
 }
 
-func run() error {
-	url := flag.String("url", envOr(client.EnvURL, client.DefaultServerURL), "guard server URL")
-	key := flag.String("key", os.Getenv(client.EnvAPIKey), "API key of the agent (runtime)")
-	adminKey := flag.String("admin-key", os.Getenv("GUARD_ADMIN_API_KEY"), "admin API key, to create the demo controls")
-	flag.Parse()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+// run is the whole demo: it parses args (without the program name), talks to the server and prints
+// what happens to stdout.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	url := fs.String("url", envOr(client.EnvURL, client.DefaultServerURL), "guard server URL")
+	key := fs.String("key", os.Getenv(client.EnvAPIKey), "API key of the agent (runtime)")
+	adminKey := fs.String("admin-key", os.Getenv("GUARD_ADMIN_API_KEY"), "admin API key, to create the demo controls")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 
 	// 1. Register the agent with its two steps.
 	agent, err := client.Init(ctx, client.Config{
@@ -82,7 +89,7 @@ func run() error {
 		if err := admin.LinkControl(ctx, agent.Name(), id); err != nil {
 			return fmt.Errorf("link %s: %w", c.Name, err)
 		}
-		fmt.Printf("control %-18s id %d linked to %s\n", c.Name, id, agent.Name())
+		fmt.Fprintf(stdout, "control %-18s id %d linked to %s\n", c.Name, id, agent.Name())
 	}
 	if err := agent.Refresh(ctx); err != nil {
 		return err
@@ -92,6 +99,7 @@ func run() error {
 	chat := client.Protect(agent, fakeLLM, client.StepName("chat"), client.StepType("llm"))
 	runSQL := client.Protect(agent, fakeSQL, client.StepName("run_sql"), client.StepType("tool"))
 
+	show := func(label string, call func() (any, error)) { report(stdout, label, call) }
 	show("chat: allowed", func() (any, error) { return chat(ctx, "What is the capital of France?") })
 	show("chat: denied", func() (any, error) { return chat(ctx, "My SSN is 123-45-6789, remember it") })
 	show("run_sql: allowed", func() (any, error) { return runSQL(ctx, SQLQuery{Query: "SELECT name FROM users LIMIT 5"}) })
@@ -155,20 +163,21 @@ func fakeSQL(_ context.Context, q SQLQuery) ([]string, error) {
 	return []string{"ada", "grace"}, nil
 }
 
-func show(label string, call func() (any, error)) {
+// report prints the outcome of one protected call.
+func report(w io.Writer, label string, call func() (any, error)) {
 	out, err := call()
 	var deny *guard.ControlViolationError
 	var steer *guard.ControlSteerError
 	switch {
 	case errors.As(err, &deny):
-		fmt.Printf("%-18s DENIED by %s\n", label, deny.ControlName)
+		fmt.Fprintf(w, "%-18s DENIED by %s\n", label, deny.ControlName)
 	case errors.As(err, &steer):
-		fmt.Printf("%-18s STEERED by %s: %s (required: %s)\n", label, steer.ControlName,
+		fmt.Fprintf(w, "%-18s STEERED by %s: %s (required: %s)\n", label, steer.ControlName,
 			steer.SteeringContext.Message, strings.Join(steer.SteeringContext.RequiredActions, "; "))
 	case err != nil:
-		fmt.Printf("%-18s error: %v\n", label, err)
+		fmt.Fprintf(w, "%-18s error: %v\n", label, err)
 	default:
-		fmt.Printf("%-18s ok: %v\n", label, out)
+		fmt.Fprintf(w, "%-18s ok: %v\n", label, out)
 	}
 }
 
