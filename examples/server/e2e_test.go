@@ -136,9 +136,17 @@ func TestEndToEndAuthAndPages(t *testing.T) {
 	p.stop()
 }
 
-// TestGracefulShutdownFinishesInFlight: a request whose body is still arriving when SIGTERM comes is
-// completed, new connections are refused, and the process exits 0.
+// TestGracefulShutdownFinishesInFlight: a request whose body is still arriving when SIGTERM or SIGINT
+// comes is completed, new connections are refused, and the process exits 0 (issue 4 point 6).
 func TestGracefulShutdownFinishesInFlight(t *testing.T) {
+	for name, sig := range map[string]syscall.Signal{"SIGTERM": syscall.SIGTERM, "SIGINT": syscall.SIGINT} {
+		t.Run(name, func(t *testing.T) { gracefulShutdown(t, sig) })
+	}
+}
+
+// gracefulShutdown sends sig while a request is in flight and checks the request completes and the
+// process exits with code 0.
+func gracefulShutdown(t *testing.T, sig syscall.Signal) {
 	p := startServer(t, map[string]string{"DB_URL": filepath.Join(t.TempDir(), "guard.db")}, "serve", "--migrate")
 	host := strings.TrimPrefix(p.base, "http://")
 	conn, err := net.Dial("tcp", host)
@@ -155,7 +163,7 @@ func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	if err != nil || cont.StatusCode != http.StatusContinue {
 		t.Fatalf("100 Continue: %v %v", cont, err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -166,7 +174,7 @@ func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 		}
 		c.Close()
 		if time.Now().After(deadline) {
-			t.Fatal("the listener stayed open after SIGTERM")
+			t.Fatalf("the listener stayed open after %v", sig)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -184,8 +192,11 @@ func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	if !p.exitedWithin(30 * time.Second) {
 		t.Fatal("no exit after the in-flight request finished")
 	}
-	if p.err != nil {
-		t.Fatalf("exit: %v\n%s", p.err, p.stderr)
+	if p.err != nil || p.cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("exit after %v: %v (code %d), want a graceful exit with code 0\n%s", sig, p.err, p.cmd.ProcessState.ExitCode(), p.stderr)
+	}
+	if !strings.Contains(p.stderr.String(), "shutting down") {
+		t.Fatalf("no \"shutting down\" log line after %v: the signal did not go through the graceful path\n%s", sig, p.stderr)
 	}
 }
 

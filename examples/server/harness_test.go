@@ -82,18 +82,20 @@ type proc struct {
 	cmd    *exec.Cmd
 	base   string
 	stderr *syncBuffer
+	stdout *syncBuffer   // everything printed on stdout, including the "listening on" line
 	exited chan struct{} // closed once the process has exited; err is set then
 	err    error         // what cmd.Wait returned
 }
 
-// startServer starts the binary with env (over HOST=127.0.0.1, PORT=0 and no database or API key
-// settings) and waits for /health. The process is killed at the end of the test if it still runs.
+// startServer starts the binary with env (over HOST=127.0.0.1, PORT=0 and no database, API key or
+// ext.toxicity settings) and waits for /health. The process is killed at the end of the test if it still runs.
 func startServer(t *testing.T, env map[string]string, args ...string) *proc {
 	t.Helper()
 	bin := buildServer(t)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT=0", "GUARD_API_KEY_ENABLED=", "DATABASE_URL=", "DB_URL=")
+	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT=0", "GUARD_API_KEY_ENABLED=", "DATABASE_URL=", "DB_URL=",
+		"EXT_API_KEY=", "EXT_API_URL=", "EXT_API_MODEL=")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v) // the last value of a key wins
 	}
@@ -101,20 +103,20 @@ func startServer(t *testing.T, env map[string]string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	p := &proc{t: t, cmd: cmd, stderr: &syncBuffer{}, stdout: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	addr := make(chan string, 1)
 	go func() {
-		sc := bufio.NewScanner(stdout)
+		sc := bufio.NewScanner(io.TeeReader(stdout, p.stdout))
 		for sc.Scan() {
 			if a, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
 				addr <- a
 			}
 		}
-		_, _ = io.Copy(io.Discard, stdout)
+		_, _ = io.Copy(p.stdout, stdout)
 	}()
 	go func() {
 		p.err = cmd.Wait()
@@ -165,14 +167,23 @@ func (p *proc) exitedWithin(d time.Duration) bool {
 // stop sends SIGTERM and checks the process exits 0 within a minute.
 func (p *proc) stop() {
 	p.t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	p.stopWith(syscall.SIGTERM)
+}
+
+// stopWith sends sig and checks the process exits 0 within a minute.
+func (p *proc) stopWith(sig os.Signal) {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
 		p.t.Fatal(err)
 	}
 	if !p.exitedWithin(60 * time.Second) {
-		p.t.Fatalf("no exit within 60s of SIGTERM\n%s", p.stderr)
+		p.t.Fatalf("no exit within 60s of %v\n%s", sig, p.stderr)
 	}
 	if p.err != nil {
-		p.t.Fatalf("exit after SIGTERM: %v\n%s", p.err, p.stderr)
+		p.t.Fatalf("exit after %v: %v\n%s", sig, p.err, p.stderr)
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		p.t.Fatalf("exit code %d after %v\n%s", code, sig, p.stderr)
 	}
 }
 
