@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -43,13 +44,27 @@ func main() {
 		duration = flag.Duration("d", 10*time.Second, "measurement duration per handler (at most 2m)")
 		warmup   = flag.Duration("warmup", time.Second, "warm-up before each measurement")
 		obs      = flag.Bool("observability", true, "in-process server: record observability events as the default configuration does")
+		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of the whole run (server and load) to this file")
 	)
 	flag.Parse()
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadtest:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "loadtest:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *duration <= 0 || *duration > 2*time.Minute || *conns < 1 || *conns > 1024 {
 		fmt.Fprintln(os.Stderr, "loadtest: -d must be in (0, 2m] and -c in [1, 1024]")
 		os.Exit(2)
 	}
 	if err := run(*target, *apiKey, *conns, *duration, *warmup, *obs); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
 	}
