@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -451,20 +452,88 @@ func TestEventsAreBatchedAndFlushedOnClose(t *testing.T) {
 	}
 }
 
+// recordOf returns a queued evaluation of n controls that did not match.
+func recordOf(n int) evalRecord {
+	res := &guard.Result{NonMatches: make([]guard.ControlResult, n)}
+	for i := range res.NonMatches {
+		res.NonMatches[i] = guard.ControlResult{ControlID: int64(i + 1), ControlName: "c", Action: guard.DecisionDeny}
+	}
+	return evalRecord{res: res, agent: "a", stepType: "llm", stepName: "chat", stage: guard.StagePre, at: time.Now()}
+}
+
+// TestEventQueueDropsWhenFull: the queue is bounded in events (not in evaluations), drops are counted
+// per event, and every event is either sent or counted as dropped.
 func TestEventQueueDropsWhenFull(t *testing.T) {
 	release := make(chan struct{})
-	s := newEventSink(2, 1, time.Hour, time.Second, func(ctx context.Context, _ []wireEvent) error {
+	var mu sync.Mutex
+	posted := 0
+	s := newEventSink(25, 1, time.Hour, time.Second, func(ctx context.Context, evs []wireEvent) error {
 		<-release
+		mu.Lock()
+		posted += len(evs)
+		mu.Unlock()
 		return nil
 	}, zap.NewNop())
-	for i := 0; i < 10; i++ {
-		s.add(wireEvent{})
+	// 10 evaluations of 10 events: at most 25 events wait in the queue and the sender holds at most one
+	// evaluation (blocked in post), so at least 70 events are dropped, in whole evaluations.
+	for range 10 {
+		s.add(recordOf(10))
 	}
-	if s.dropped.Load() < 7 {
-		t.Fatalf("dropped %d, want at least 7", s.dropped.Load())
+	s.add(recordOf(0)) // nothing to queue, nothing dropped
+	if d := s.dropped.Load(); d < 70 || d%10 != 0 {
+		t.Fatalf("dropped %d, want at least 70, counted per event (a multiple of 10)", d)
+	}
+	if q := s.queued.Load(); q > 25 {
+		t.Fatalf("%d events queued, bound 25", q)
 	}
 	close(release)
 	s.close()
+	if s.sent.Load()+s.dropped.Load() != 100 || int64(posted) != s.sent.Load() || s.queued.Load() != 0 {
+		t.Fatalf("sent %d + dropped %d != 100 (posted %d, queued %d)", s.sent.Load(), s.dropped.Load(), posted, s.queued.Load())
+	}
+}
+
+// TestEventsOfOneEvaluation checks the events built by the sender from one queued evaluation: one per
+// control, in the order matches, errors, non-matches, with the step, trace, policy and timestamp.
+func TestEventsOfOneEvaluation(t *testing.T) {
+	var got []wireEvent
+	s := newEventSink(100, 100, time.Hour, time.Second, func(ctx context.Context, evs []wireEvent) error {
+		got = append(got, evs...)
+		return nil
+	}, zap.NewNop())
+	at := time.Date(2026, 1, 2, 3, 4, 5, 600, time.FixedZone("x", 3600))
+	res := &guard.Result{
+		Matches: []guard.ControlResult{{ControlExecutionID: "e1", ControlID: 1, ControlName: "m", Action: guard.DecisionDeny,
+			Result: guard.EvaluatorResult{Matched: true, Confidence: 0.5}, EvaluatorName: "regex", SelectorPath: "input",
+			Duration: 1500 * time.Microsecond}},
+		Errors:     []guard.ControlResult{{ControlID: 2, ControlName: "e", Action: guard.DecisionLog, Result: guard.EvaluatorResult{Error: "boom"}}},
+		NonMatches: []guard.ControlResult{{ControlExecutionID: "e3", ControlID: 3, ControlName: "n", Action: guard.DecisionWarn}},
+	}
+	s.add(evalRecord{res: res, agent: "ag", stepType: "tool", stepName: "search", stage: guard.StagePost,
+		tr: trace{"t1", "s1"}, policy: "gold", at: at})
+	s.add(evalRecord{res: &guard.Result{NonMatches: res.NonMatches}, agent: "ag", stepType: "tool", stepName: "search",
+		stage: guard.StagePre, at: at})
+	s.close()
+	want := []string{
+		`{"control_execution_id":"e1","trace_id":"t1","span_id":"s1","agent_name":"ag","control_id":1,"control_name":"m","check_stage":"post","step_type":"tool","step_name":"search","action":"deny","matched":true,"confidence":0.5,"timestamp":"2026-01-02T02:04:05.0000006Z","execution_duration_ms":1.5,"evaluator_name":"regex","selector_path":"input","source":"sdk","metadata":{"policy":"gold"}}`,
+		`{"control_execution_id":"*","trace_id":"t1","span_id":"s1","agent_name":"ag","control_id":2,"control_name":"e","check_stage":"post","step_type":"tool","step_name":"search","action":"log","matched":false,"confidence":0,"timestamp":"2026-01-02T02:04:05.0000006Z","error_message":"boom","source":"sdk","metadata":{"policy":"gold"}}`,
+		`{"control_execution_id":"e3","trace_id":"t1","span_id":"s1","agent_name":"ag","control_id":3,"control_name":"n","check_stage":"post","step_type":"tool","step_name":"search","action":"warn","matched":false,"confidence":0,"timestamp":"2026-01-02T02:04:05.0000006Z","source":"sdk","metadata":{"policy":"gold"}}`,
+		`{"control_execution_id":"e3","agent_name":"ag","control_id":3,"control_name":"n","check_stage":"pre","step_type":"tool","step_name":"search","action":"warn","matched":false,"confidence":0,"timestamp":"2026-01-02T02:04:05.0000006Z","source":"sdk"}`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d events, want %d: %+v", len(got), len(want), got)
+	}
+	for i, e := range got {
+		if i == 1 {
+			if len(e.ControlExecutionID) != 36 {
+				t.Fatalf("generated execution id %q", e.ControlExecutionID)
+			}
+			e.ControlExecutionID = "*"
+		}
+		if js := canonical(t, e); js != want[i] {
+			t.Errorf("event %d\n got %s\nwant %s", i, js, want[i])
+		}
+	}
 }
 
 func TestConfigFromEnvironment(t *testing.T) {

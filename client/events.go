@@ -10,8 +10,9 @@ import (
 	"github.com/guardrail-control/guard"
 )
 
-// wireEvent is guard.Event as it is sent: the same JSON, with the timestamp formatted once per protected
-// call instead of once per event by time.Time's MarshalJSON (which is re-compacted by encoding/json).
+// wireEvent is guard.Event as it is sent: the same JSON, built by the sender goroutine from an evalRecord
+// (so a protected call pays for none of it), with the timestamp formatted once per evaluation instead of
+// once per event by time.Time's MarshalJSON, and no pointer or map per event.
 type wireEvent struct {
 	ControlExecutionID  string         `json:"control_execution_id"`
 	TraceID             string         `json:"trace_id,omitempty"`
@@ -26,19 +27,46 @@ type wireEvent struct {
 	Matched             bool           `json:"matched"`
 	Confidence          float64        `json:"confidence"`
 	Timestamp           string         `json:"timestamp"`
-	ExecutionDurationMS *float64       `json:"execution_duration_ms,omitempty"`
+	ExecutionDurationMS float64        `json:"execution_duration_ms,omitzero"`
 	EvaluatorName       string         `json:"evaluator_name,omitempty"`
 	SelectorPath        string         `json:"selector_path,omitempty"`
 	ErrorMessage        string         `json:"error_message,omitempty"`
 	Source              string         `json:"source"`
-	Metadata            map[string]any `json:"metadata,omitempty"`
+	Metadata            eventMeta      `json:"metadata,omitzero"`
+}
+
+// eventMeta is the metadata of an event: the Policy label of the protected step, when it has one.
+type eventMeta struct {
+	Policy string `json:"policy,omitempty"`
+}
+
+// evalRecord is what a protected call queues for one in-process evaluation: its result and the step
+// around it. The sender goroutine turns it into one event per evaluated control. res comes from
+// guard.Engine.Evaluate, which allocates a new Result per call; nothing writes to it after it is queued.
+type evalRecord struct {
+	res      *guard.Result
+	agent    string
+	stepType string
+	stepName string
+	stage    guard.Stage
+	tr       trace
+	policy   string
+	at       time.Time
+}
+
+// events returns how many events r stands for: one per evaluated control.
+func (r *evalRecord) events() int {
+	return len(r.res.Matches) + len(r.res.Errors) + len(r.res.NonMatches)
 }
 
 // eventSink queues observability events and sends them in batches (when a batch fills, and every
-// interval). The queue is bounded: when it is full new events are dropped and counted, so a slow or
-// absent server never slows a protected call.
+// interval). The queue holds evaluations (one channel send per protected stage) but is bounded in events:
+// when the events queued would exceed its size, the new evaluation's events are all dropped and counted,
+// so a slow or absent server never slows a protected call.
 type eventSink struct {
-	ch       chan wireEvent
+	ch       chan evalRecord
+	queued   atomic.Int64 // events in ch
+	size     int64
 	flushReq chan chan struct{}
 	stop     chan struct{}
 	done     chan struct{}
@@ -54,7 +82,10 @@ type eventSink struct {
 
 func newEventSink(size, batch int, interval, timeout time.Duration, post func(context.Context, []wireEvent) error, log *zap.Logger) *eventSink {
 	s := &eventSink{
-		ch:       make(chan wireEvent, size),
+		// Every record stands for at least one event, so size records never fill the channel before
+		// size events fill the queue.
+		ch:       make(chan evalRecord, size),
+		size:     int64(size),
 		flushReq: make(chan chan struct{}),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -68,12 +99,23 @@ func newEventSink(size, batch int, interval, timeout time.Duration, post func(co
 	return s
 }
 
-// add queues e, or counts it as dropped when the queue is full. It never blocks.
-func (s *eventSink) add(e wireEvent) {
+// add queues the events of r, or counts them all as dropped when they do not fit in the queue. It never
+// blocks.
+func (s *eventSink) add(r evalRecord) {
+	n := int64(r.events())
+	if n == 0 {
+		return
+	}
+	if s.queued.Add(n) > s.size {
+		s.queued.Add(-n)
+		s.dropped.Add(n)
+		return
+	}
 	select {
-	case s.ch <- e:
-	default:
-		s.dropped.Add(1)
+	case s.ch <- r:
+	default: // unreachable while every record holds an event; counted all the same
+		s.queued.Add(-n)
+		s.dropped.Add(n)
 	}
 }
 
@@ -107,8 +149,8 @@ func (s *eventSink) run() {
 	buf := make([]wireEvent, 0, s.batch)
 	for {
 		select {
-		case e := <-s.ch:
-			buf = s.appendEvent(buf, e)
+		case r := <-s.ch:
+			buf = s.appendRecord(buf, &r)
 		case <-t.C:
 			buf = s.send(buf)
 		case ack := <-s.flushReq:
@@ -121,11 +163,45 @@ func (s *eventSink) run() {
 	}
 }
 
-// appendEvent appends e to buf and sends buf once it holds a full batch.
-func (s *eventSink) appendEvent(buf []wireEvent, e wireEvent) []wireEvent {
-	buf = append(buf, e)
-	if len(buf) >= s.batch {
-		buf = s.send(buf)
+// appendRecord takes r off the queue and appends its events to buf, sending each full batch.
+func (s *eventSink) appendRecord(buf []wireEvent, r *evalRecord) []wireEvent {
+	s.queued.Add(-int64(r.events()))
+	ts := r.at.UTC().Format(time.RFC3339Nano)
+	for _, list := range [...][]guard.ControlResult{r.res.Matches, r.res.Errors, r.res.NonMatches} {
+		for i := range list {
+			cr := &list[i]
+			id := cr.ControlExecutionID
+			if id == "" {
+				id = newExecutionID()
+			}
+			ev := wireEvent{
+				ControlExecutionID: id,
+				TraceID:            r.tr.traceID,
+				SpanID:             r.tr.spanID,
+				AgentName:          r.agent,
+				ControlID:          cr.ControlID,
+				ControlName:        cr.ControlName,
+				CheckStage:         r.stage,
+				StepType:           r.stepType,
+				StepName:           r.stepName,
+				Action:             cr.Action,
+				Matched:            cr.Result.Matched,
+				Confidence:         cr.Result.Confidence,
+				Timestamp:          ts,
+				EvaluatorName:      cr.EvaluatorName,
+				SelectorPath:       cr.SelectorPath,
+				ErrorMessage:       cr.Result.Error,
+				Source:             "sdk",
+				Metadata:           eventMeta{Policy: r.policy},
+			}
+			if cr.Duration > 0 {
+				ev.ExecutionDurationMS = float64(cr.Duration) / float64(time.Millisecond)
+			}
+			buf = append(buf, ev)
+			if len(buf) >= s.batch {
+				buf = s.send(buf)
+			}
+		}
 	}
 	return buf
 }
@@ -134,8 +210,8 @@ func (s *eventSink) appendEvent(buf []wireEvent, e wireEvent) []wireEvent {
 func (s *eventSink) drain(buf []wireEvent) []wireEvent {
 	for {
 		select {
-		case e := <-s.ch:
-			buf = s.appendEvent(buf, e)
+		case r := <-s.ch:
+			buf = s.appendRecord(buf, &r)
 		default:
 			return s.send(buf)
 		}

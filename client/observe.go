@@ -16,56 +16,12 @@ func (a *Agent) observe(ctx context.Context, step *guard.Step, stage guard.Stage
 	if !inProcess || a.events == nil {
 		return
 	}
-	n := len(res.Matches) + len(res.Errors) + len(res.NonMatches)
-	if n == 0 {
-		return
-	}
 	var tr trace
 	if t, ok := ctx.Value(traceKey{}).(trace); ok {
 		tr = t
 	}
-	var meta map[string]any
-	if cfg.policy != "" {
-		meta = map[string]any{"policy": cfg.policy}
-	}
-	now := time.Now().UTC().Format(time.RFC3339Nano)
-	add := func(list []guard.ControlResult) {
-		for i := range list {
-			cr := &list[i]
-			id := cr.ControlExecutionID
-			if id == "" {
-				id = newExecutionID()
-			}
-			ev := wireEvent{
-				ControlExecutionID: id,
-				TraceID:            tr.traceID,
-				SpanID:             tr.spanID,
-				AgentName:          a.name,
-				ControlID:          cr.ControlID,
-				ControlName:        cr.ControlName,
-				CheckStage:         stage,
-				StepType:           step.Type,
-				StepName:           step.Name,
-				Action:             cr.Action,
-				Matched:            cr.Result.Matched,
-				Confidence:         cr.Result.Confidence,
-				Timestamp:          now,
-				EvaluatorName:      cr.EvaluatorName,
-				SelectorPath:       cr.SelectorPath,
-				ErrorMessage:       cr.Result.Error,
-				Source:             "sdk",
-				Metadata:           meta,
-			}
-			if cr.Duration > 0 {
-				ms := float64(cr.Duration) / float64(time.Millisecond)
-				ev.ExecutionDurationMS = &ms
-			}
-			a.events.add(ev)
-		}
-	}
-	add(res.Matches)
-	add(res.Errors)
-	add(res.NonMatches)
+	a.events.add(evalRecord{res: res, agent: a.name, stepType: step.Type, stepName: step.Name, stage: stage,
+		tr: tr, policy: cfg.policy, at: time.Now()})
 }
 
 // logResult writes the per-control logs of one evaluation.
