@@ -19,8 +19,9 @@ import (
 //   - during the outage every control-plane read and write answers 503 DATABASE_UNAVAILABLE with a
 //     problem body, never a 500; /health answers 200 with "database": "unavailable";
 //   - POST /evaluation for an agent whose engine is already compiled keeps answering from that engine
-//     (the last policy it saw: fail static, not fail closed), while an agent never evaluated before
-//     cannot be loaded and gets the 503;
+//     (the last policy it saw: fail static, not fail closed), even when a write just before the outage
+//     made that engine stale and its revalidation fails; an agent never evaluated before cannot be
+//     loaded and gets the 503;
 //   - once the proxy listens again on the same port, everything works within a deadline without a
 //     restart, and every control, version, agent and link written before the outage is still there.
 func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
@@ -46,6 +47,9 @@ func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
 	if got := p.decide("cached-bot", "pre", "ssn 123-45-6789"); got != "deny" {
 		t.Fatalf("before the outage: %s, want deny", got)
 	}
+	// A write after the compilation marks every cached engine stale: cached-bot's first evaluation in
+	// the outage must revalidate, fail to reach the database and fall back to the engine it has.
+	p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "unlinked", "data": regex("unlinked", "deny")})
 	reads := []string{
 		"/api/v1/controls", controlPath(deny), controlPath(other) + "/data", controlPath(other) + "/versions",
 		controlPath(other) + "/versions/1", "/api/v1/agents", "/api/v1/agents/cold-bot", "/api/v1/agents/cold-bot/controls",
@@ -99,6 +103,9 @@ func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
 		if got := p.decide("cached-bot", "pre", input); got != want {
 			t.Errorf("during the outage cached-bot %q: %s, want %s from its compiled engine", input, got, want)
 		}
+	}
+	if !strings.Contains(p.stderr.String(), "using the cached engine") {
+		t.Errorf("no log line says cached-bot's stale engine was used for lack of the database:\n%s", p.stderr)
 	}
 	if h := p.call(200, "GET", "/health", nil); h["database"] != "unavailable" {
 		t.Errorf("/health during the outage: %v, want database unavailable", h)
