@@ -32,7 +32,9 @@ func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
 	}
 	proxy := newTCPProxy(t, u.Host)
 	u.Host = proxy.addr
-	p := startServer(t, map[string]string{"DATABASE_URL": u.String(), "OBSERVABILITY_ENABLED": "false"}, "serve", "--migrate")
+	// Observability on with an hour's flush interval: events are written only at shutdown.
+	env := map[string]string{"DATABASE_URL": u.String(), "OBSERVABILITY_ENABLED": "true", "OBSERVABILITY_FLUSH_INTERVAL_SECONDS": "3600"}
+	p := startServer(t, env, "serve", "--migrate")
 
 	// Before the outage: two controls (one edited, so it has two versions), two agents linked to the
 	// first; only cached-bot is evaluated, so only its engine is compiled.
@@ -80,14 +82,18 @@ func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
 		{"POST", fmt.Sprintf("/api/v1/agents/cold-bot/controls/%d", other)},
 		{"DELETE", fmt.Sprintf("/api/v1/agents/cold-bot/controls/%d", deny)},
 		{"POST", "/api/v1/evaluation"}, // cold-bot: no compiled engine to fall back on
+		{"POST", "/api/v1/observability/events/query"},
+		{"GET", "/api/v1/observability/stats?agent_name=cached-bot"},
+		{"GET", fmt.Sprintf("/api/v1/observability/stats/controls/%d?agent_name=cached-bot", deny)},
 	}
 	bodies := map[string]any{
-		"PUT /api/v1/controls":               map[string]any{"name": "during-outage", "data": regex("x", "deny")},
-		"PATCH " + controlPath(deny):         map[string]any{"enabled": false},
-		"PUT " + controlPath(deny) + "/data": map[string]any{"data": regex("y", "deny")},
-		"POST /api/v1/agents/initAgent":      map[string]any{"agent": map[string]any{"agent_name": "new-bot"}},
-		"PATCH /api/v1/agents/cold-bot":      map[string]any{"agent_description": "changed"},
-		"POST /api/v1/evaluation":            map[string]any{"agent_name": "cold-bot", "stage": "pre", "step": map[string]any{"type": "llm", "name": "chat", "input": "ssn 123-45-6789"}},
+		"PUT /api/v1/controls":                    map[string]any{"name": "during-outage", "data": regex("x", "deny")},
+		"PATCH " + controlPath(deny):              map[string]any{"enabled": false},
+		"PUT " + controlPath(deny) + "/data":      map[string]any{"data": regex("y", "deny")},
+		"POST /api/v1/agents/initAgent":           map[string]any{"agent": map[string]any{"agent_name": "new-bot"}},
+		"PATCH /api/v1/agents/cold-bot":           map[string]any{"agent_description": "changed"},
+		"POST /api/v1/observability/events/query": map[string]any{"agent_name": "cached-bot"},
+		"POST /api/v1/evaluation":                 map[string]any{"agent_name": "cold-bot", "stage": "pre", "step": map[string]any{"type": "llm", "name": "chat", "input": "ssn 123-45-6789"}},
 	}
 	for _, r := range outage {
 		status, header, b := p.do(r.method, r.path, bodies[r.method+" "+r.path], nil)
@@ -103,6 +109,15 @@ func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
 		if got := p.decide("cached-bot", "pre", input); got != want {
 			t.Errorf("during the outage cached-bot %q: %s, want %s from its compiled engine", input, got, want)
 		}
+	}
+	// Events posted during the outage are accepted into the buffer (written at the next flush).
+	var posted struct{ Received, Enqueued, Dropped int }
+	p.callInto(202, "POST", "/api/v1/observability/events", map[string]any{"events": []any{map[string]any{
+		"control_execution_id": "7f0b2c7e-4a43-4f55-9d0e-1d2a3b4c5d6e", "agent_name": "outage-agent", "control_id": deny,
+		"control_name": "block-ssn", "check_stage": "pre", "step_type": "llm", "step_name": "chat", "action": "deny",
+		"matched": true, "confidence": 1, "timestamp": time.Now().UTC().Format(time.RFC3339Nano), "source": "sdk"}}}, &posted)
+	if posted.Enqueued != 1 {
+		t.Errorf("POST /observability/events during the outage: %+v, want 1 enqueued", posted)
 	}
 	if !strings.Contains(p.stderr.String(), "using the cached engine") {
 		t.Errorf("no log line says cached-bot's stale engine was used for lack of the database:\n%s", p.stderr)
@@ -161,4 +176,15 @@ func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
 	if strings.Contains(p.stderr.String(), "panic") {
 		t.Fatalf("the server logged a panic:\n%s", p.stderr)
 	}
+
+	// The shutdown flush, after the recovery, wrote the events accepted during the outage: the posted
+	// one and the server's record of cached-bot's evaluations answered from its cached engine.
+	p = startServer(t, env, "serve")
+	if _, q := p.queryAll(map[string]any{"agent_name": "outage-agent"}); q.Total != 1 {
+		t.Errorf("events posted during the outage and stored: %d, want 1", q.Total)
+	}
+	if _, q := p.queryAll(map[string]any{"agent_name": "cached-bot"}); q.Total < 3 {
+		t.Errorf("server events of cached-bot stored: %d, want at least 3 (before, during and after the outage)", q.Total)
+	}
+	p.stop()
 }

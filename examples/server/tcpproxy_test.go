@@ -133,3 +133,62 @@ func (p *tcpProxy) restore(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestTCPProxyCutAndRestore checks the proxy the outage test relies on: it forwards, cut drops live
+// connections and refuses new ones, restore accepts again on the same port.
+func TestTCPProxyCutAndRestore(t *testing.T) {
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	go func() {
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(c, c); _ = c.Close() }()
+		}
+	}()
+	p := newTCPProxy(t, echo.Addr().String())
+	roundTrip := func(c net.Conn) error {
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write([]byte("ping")); err != nil {
+			return err
+		}
+		b := make([]byte, 4)
+		if _, err := io.ReadFull(c, b); err != nil {
+			return err
+		}
+		if string(b) != "ping" {
+			t.Fatalf("echo through the proxy: %q", b)
+		}
+		return nil
+	}
+	live, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	if err := roundTrip(live); err != nil {
+		t.Fatal(err)
+	}
+	p.cut()
+	if err := roundTrip(live); err == nil {
+		t.Fatal("a live connection still works after cut")
+	}
+	if c, err := net.Dial("tcp", p.addr); err == nil {
+		c.Close()
+		t.Fatal("a new connection was accepted after cut")
+	}
+	p.restore(t)
+	c, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := roundTrip(c); err != nil {
+		t.Fatalf("after restore: %v", err)
+	}
+}
