@@ -49,6 +49,12 @@ func (s *memStore) InsertEvents(ctx context.Context, events []guard.Event) error
 	return nil
 }
 
+func (s *memStore) callCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
 func (s *memStore) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

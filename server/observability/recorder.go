@@ -24,6 +24,11 @@ const (
 	DefaultWriteTimeout   = 30 * time.Second
 	maxRetryBackoffFactor = 8
 	dropLogEvery          = 10 * time.Second
+	// After a batch failed every attempt, the writer leaves the database alone for outageBackoff (doubled
+	// on each further failure, at most maxOutageBackoff) before the next write not asked for by Flush or
+	// Close.
+	outageBackoff    = time.Second
+	maxOutageBackoff = 30 * time.Second
 )
 
 // RecorderConfig configures a Recorder; zero fields take the defaults.
@@ -80,14 +85,17 @@ type RecorderStats struct {
 	Received int64 // events offered to Enqueue
 	Dropped  int64 // events refused by Enqueue (buffer full or closed)
 	Written  int64 // events the store accepted
-	Lost     int64 // events taken from the buffer whose batch failed every attempt
+	Lost     int64 // events given up: still failing when the recorder closed
 }
 
 // Recorder buffers events in memory and writes them to the store in batches from one goroutine: every
 // FlushInterval, as soon as a batch is full, on Flush and on Close. Enqueue never waits on the database:
 // when BufferSize events are pending (buffered or being written), further events are dropped and
-// counted. A batch whose write fails is retried RetryAttempts times with exponential backoff; after that
-// its events are lost, counted (events_dropped_total{reason="write_error"}) and logged.
+// counted. A batch whose write fails is retried RetryAttempts times with exponential backoff; if it still
+// fails (the database is away), it goes back to the head of the buffer and is written when the database
+// answers again: an outage costs no accepted event as long as the buffer has room, and new events are
+// dropped (and counted) once it is full. Only at Close are events that still cannot be written given up:
+// counted (events_dropped_total{reason="write_error"}) and logged.
 type Recorder struct {
 	store guard.EventStore
 	cfg   RecorderConfig
@@ -103,6 +111,11 @@ type Recorder struct {
 	// drops not logged yet, and when they last were: a full buffer under load must not flood the log.
 	unlogged    int64
 	lastDropLog time.Time
+
+	// owned by the writer goroutine: while the database is failing, writes wait until retryAt unless a
+	// Flush or Close asks for them.
+	retryAt   time.Time
+	retryWait time.Duration
 
 	wake    chan struct{}   // a batch filled (capacity 1)
 	flushes chan chan error // Flush requests
@@ -249,14 +262,18 @@ func (r *Recorder) run() {
 	for {
 		select {
 		case <-r.stop:
-			r.writeAll()
+			_ = r.writeAll(true)
 			return
 		case <-ticker.C:
-			r.writeAll()
+			if r.databaseBack() {
+				_ = r.writeAll(false)
+			}
 		case <-r.wake:
-			r.writeFull()
+			if r.databaseBack() {
+				r.writeFull()
+			}
 		case reply := <-r.flushes:
-			reply <- r.writeAll()
+			reply <- r.writeAll(false)
 		}
 	}
 }
@@ -291,20 +308,27 @@ func (r *Recorder) next(partial bool, maxChunks int) ([]guard.Event, int) {
 	return batch, k
 }
 
-// writeFull writes the full batches.
+// databaseBack reports whether the writer may try the database again after a failed write.
+func (r *Recorder) databaseBack() bool { return r.retryAt.IsZero() || !time.Now().Before(r.retryAt) }
+
+// writeFull writes the full batches, stopping at the first one that cannot be written.
 func (r *Recorder) writeFull() {
 	for {
 		batch, _ := r.next(false, math.MaxInt)
 		if batch == nil {
 			return
 		}
-		_ = r.write(batch)
+		if r.write(batch, false) != nil {
+			return
+		}
 	}
 }
 
 // writeAll writes every batch buffered when it starts (a flood of new events cannot keep it busy
-// forever) and returns the errors of batches that were lost.
-func (r *Recorder) writeAll() error {
+// forever). Before the end (final false) it stops at the first batch that cannot be written, which goes
+// back into the buffer, and returns that error; at Close (final true) it tries every batch and gives up
+// those that fail, returning their errors.
+func (r *Recorder) writeAll(final bool) error {
 	r.mu.Lock()
 	n := len(r.chunks)
 	r.mu.Unlock()
@@ -315,15 +339,34 @@ func (r *Recorder) writeAll() error {
 			break
 		}
 		n -= k
-		if err := r.write(batch); err != nil {
+		if err := r.write(batch, final); err != nil {
 			errs = append(errs, err)
+			if !final {
+				break
+			}
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// write stores one batch, retrying with backoff; on final failure the batch is counted lost.
-func (r *Recorder) write(batch []guard.Event) error {
+// requeue puts a batch that could not be written back at the head of the buffer, in BatchSize chunks,
+// so that it is written first when the database answers again. Its events never left pending.
+func (r *Recorder) requeue(batch []guard.Event) {
+	var chunks [][]guard.Event
+	for len(batch) > 0 {
+		k := min(len(batch), r.cfg.BatchSize)
+		chunks = append(chunks, batch[:k:k])
+		batch = batch[k:]
+	}
+	r.mu.Lock()
+	r.chunks = append(chunks, r.chunks...)
+	r.mu.Unlock()
+}
+
+// write stores one batch, retrying with backoff. When every attempt fails, the batch goes back into the
+// buffer (final false: the database is away, try again later) or is given up and counted lost (final
+// true: the recorder is closing).
+func (r *Recorder) write(batch []guard.Event, final bool) error {
 	var err error
 	backoff := r.cfg.RetryBackoff
 	for attempt := 1; attempt <= r.cfg.RetryAttempts; attempt++ {
@@ -336,13 +379,15 @@ func (r *Recorder) write(batch []guard.Event) error {
 			r.written += int64(len(batch))
 			r.mu.Unlock()
 			r.cfg.Metrics.eventsStored(len(batch))
+			if !r.retryAt.IsZero() {
+				r.cfg.Logger.Info("observability events are being written again")
+				r.retryAt, r.retryWait = time.Time{}, 0
+			}
 			return nil
 		}
 		if attempt == r.cfg.RetryAttempts || r.life.Err() != nil {
 			break
 		}
-		r.cfg.Logger.Warn("observability events write failed; retrying", zap.Int("events", len(batch)),
-			zap.Int("attempt", attempt), zap.Duration("backoff", backoff), zap.Error(err))
 		t := time.NewTimer(backoff)
 		select {
 		case <-t.C:
@@ -350,6 +395,16 @@ func (r *Recorder) write(batch []guard.Event) error {
 			t.Stop()
 		}
 		backoff = min(backoff*2, r.cfg.RetryBackoff*maxRetryBackoffFactor)
+	}
+	if !final && r.life.Err() == nil {
+		r.requeue(batch)
+		if r.retryAt.IsZero() {
+			r.cfg.Logger.Error("observability events cannot be written; they stay buffered and are retried",
+				zap.Int("events", len(batch)), zap.Int("attempts", r.cfg.RetryAttempts), zap.Error(err))
+		}
+		r.retryWait = min(max(2*r.retryWait, outageBackoff), maxOutageBackoff)
+		r.retryAt = time.Now().Add(r.retryWait)
+		return fmt.Errorf("%d events not written yet (kept for a later attempt): %w", len(batch), err)
 	}
 	r.mu.Lock()
 	r.pending -= len(batch)

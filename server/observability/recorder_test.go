@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -131,26 +132,80 @@ func TestRecorderRetriesFailedWrites(t *testing.T) {
 	}
 }
 
-func TestRecorderCountsLostBatches(t *testing.T) {
+// TestRecorderKeepsFailedBatchesUntilTheDatabaseAnswers: a batch that fails every attempt is not lost:
+// it stays buffered (and counts against the buffer) and is written, in order, once the store works.
+func TestRecorderKeepsFailedBatchesUntilTheDatabaseAnswers(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	st := &memStore{fail: func(int) error {
+		if down.Load() {
+			return errWrite
+		}
+		return nil
+	}}
+	m := mustMetrics(t)
+	r := NewRecorder(st, RecorderConfig{BufferSize: 20, BatchSize: 10, FlushInterval: time.Hour, RetryAttempts: 2,
+		RetryBackoff: time.Millisecond, Metrics: m})
+	defer closeRecorder(t, r)
+	r.Enqueue(mkEvents(0, 15))
+	err := r.Flush(context.Background())
+	if err == nil || !errors.Is(err, errWrite) || !strings.Contains(err.Error(), "not written yet") {
+		t.Fatalf("Flush error = %v, want the batch reported as kept", err)
+	}
+	if s := r.Stats(); s.Lost != 0 || s.Pending != 15 {
+		t.Fatalf("stats = %+v; want nothing lost, 15 pending", s)
+	}
+	// The failed events still take room: only 5 more fit in the buffer of 20.
+	if enq, dropped := r.Enqueue(mkEvents(15, 10)); enq != 5 || dropped != 5 {
+		t.Fatalf("Enqueue during the outage = %d, %d; want 5, 5", enq, dropped)
+	}
+	// While the database is away, a filled batch does not make the writer hammer it.
+	calls := st.callCount()
+	r.Enqueue(nil)
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+	if err := r.Flush(context.Background()); err == nil {
+		t.Fatal("Flush succeeded while the store fails")
+	}
+	if got := st.callCount() - calls; got > 2 {
+		t.Fatalf("%d store calls for one Flush during the outage; want at most RetryAttempts (2)", got)
+	}
+	down.Store(false)
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatalf("Flush after the database came back: %v", err)
+	}
+	if st.count() != 20 {
+		t.Fatalf("stored %d, want the 20 accepted events", st.count())
+	}
+	if s := r.Stats(); s.Lost != 0 || s.Pending != 0 || s.Written != 20 {
+		t.Fatalf("stats = %+v; want 20 written, nothing lost or pending", s)
+	}
+	if v := counterValue(t, scrape(t, m), "guard_events_dropped_total", map[string]string{"reason": DropWriteError}); v != 0 {
+		t.Fatalf("events_dropped_total{write_error} = %v, want 0", v)
+	}
+}
+
+// TestRecorderGivesUpAtClose: events that still cannot be written when the recorder closes are counted
+// lost, reported by Close and in the metric.
+func TestRecorderGivesUpAtClose(t *testing.T) {
 	st := &memStore{fail: func(int) error { return errWrite }}
 	m := mustMetrics(t)
 	r := NewRecorder(st, RecorderConfig{BatchSize: 10, FlushInterval: time.Hour, RetryAttempts: 2,
 		RetryBackoff: time.Millisecond, Metrics: m})
 	r.Enqueue(mkEvents(0, 15))
-	err := r.Flush(context.Background())
-	if err == nil || !errors.Is(err, errWrite) || !strings.Contains(err.Error(), "events lost") {
-		t.Fatalf("Flush error = %v, want the lost batches named", err)
+	_ = r.Flush(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.Close(ctx); err == nil || !strings.Contains(err.Error(), "15 events") {
+		t.Fatalf("Close error = %v, want the loss reported", err)
 	}
 	if s := r.Stats(); s.Lost != 15 || s.Pending != 0 {
 		t.Fatalf("stats = %+v; want 15 lost, nothing pending", s)
 	}
 	if v := counterValue(t, scrape(t, m), "guard_events_dropped_total", map[string]string{"reason": DropWriteError}); v != 15 {
 		t.Fatalf("events_dropped_total{write_error} = %v, want 15", v)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := r.Close(ctx); err == nil || !strings.Contains(err.Error(), "15 events") {
-		t.Fatalf("Close error = %v, want the loss reported", err)
 	}
 }
 
