@@ -106,11 +106,12 @@ func (c *HTTPClient) PostEvents(ctx context.Context, events []guard.Event) (Even
 
 // postWireEvents is PostEvents for the agent's pre-formatted events.
 func (c *HTTPClient) postWireEvents(ctx context.Context, events []wireEvent) (EventsAck, error) {
-	body := struct {
-		Events []wireEvent `json:"events"`
-	}{events}
+	body, err := appendEventsJSON(make([]byte, 0, 400*len(events)+16), events)
+	if err != nil {
+		return EventsAck{}, err
+	}
 	var out EventsAck
-	_, err := c.do(ctx, call{method: http.MethodPost, path: "/observability/events", in: body, out: &out})
+	_, err = c.do(ctx, call{method: http.MethodPost, path: "/observability/events", raw: body, out: &out})
 	return out, err
 }
 

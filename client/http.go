@@ -117,8 +117,9 @@ type call struct {
 	path   string // under /api/v1 unless root
 	root   bool
 	query  url.Values
-	in     any // JSON body, nil for none
-	out    any // decoded on 2xx when non-nil
+	in     any    // JSON body, nil for none
+	raw    []byte // JSON body already encoded, used when in is nil
+	out    any    // decoded on 2xx when non-nil
 	header http.Header
 	// accept304 makes a 304 a success (out is left alone).
 	accept304 bool
@@ -128,12 +129,15 @@ type call struct {
 // success.
 func (c *HTTPClient) do(ctx context.Context, cl call) (*http.Response, error) {
 	var body io.Reader
-	if cl.in != nil {
+	switch {
+	case cl.in != nil:
 		buf, err := json.Marshal(cl.in)
 		if err != nil {
 			return nil, fmt.Errorf("guard client: encode request body: %w", err)
 		}
 		body = bytes.NewReader(buf)
+	case cl.raw != nil:
+		body = bytes.NewReader(cl.raw)
 	}
 	target := c.base
 	if !cl.root {
@@ -159,7 +163,7 @@ func (c *HTTPClient) do(ctx context.Context, cl call) (*http.Response, error) {
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.agentUA)
-	if cl.in != nil {
+	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.apiKey != "" {

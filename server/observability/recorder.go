@@ -39,7 +39,8 @@ type RecorderConfig struct {
 	// falls behind, the full batches waiting are written together, in one transaction.
 	MaxWriteSize  int
 	FlushInterval time.Duration // OBSERVABILITY_FLUSH_INTERVAL_SECONDS; default 10s
-	// RetryAttempts is how many times a batch is tried before its events are given up (default 3);
+	// RetryAttempts is how many times a batch is tried in a row before it goes back into the buffer to wait
+	// for the database (at Close: before its events are given up) (default 3);
 	// RetryBackoff the wait before the first retry, doubled after each (default 100ms).
 	RetryAttempts int
 	RetryBackoff  time.Duration
