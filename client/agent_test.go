@@ -493,6 +493,17 @@ func TestEventQueueDropsWhenFull(t *testing.T) {
 	}
 }
 
+// TestEventQueueTakesOneLargeEvaluation: an evaluation with more events than the queue holds is not
+// dropped when the queue is empty.
+func TestEventQueueTakesOneLargeEvaluation(t *testing.T) {
+	s := newEventSink(5, 100, time.Hour, time.Second, func(context.Context, []wireEvent) error { return nil }, zap.NewNop())
+	s.add(recordOf(20))
+	s.close()
+	if s.sent.Load() != 20 || s.dropped.Load() != 0 {
+		t.Fatalf("sent %d dropped %d, want 20 and 0", s.sent.Load(), s.dropped.Load())
+	}
+}
+
 // TestEventsOfOneEvaluation checks the events built by the sender from one queued evaluation: one per
 // control, in the order matches, errors, non-matches, with the step, trace, policy and timestamp.
 func TestEventsOfOneEvaluation(t *testing.T) {

@@ -85,8 +85,9 @@ type Config struct {
 	// does not have make their controls fall to on_error.
 	Registry *evaluator.Registry
 
-	// EventQueueSize bounds the queue of events waiting to be sent (default 10000); events beyond it are
-	// dropped and counted (Agent.DroppedEvents).
+	// EventQueueSize bounds the queue of events waiting to be sent (default 10000): the events of an
+	// evaluation that would take the queue beyond it are dropped and counted (Agent.DroppedEvents), unless
+	// the queue is empty.
 	EventQueueSize int
 	// EventBatchSize and EventFlushInterval: a batch is sent when it holds this many events (default 100)
 	// or after this long (default 5 s).

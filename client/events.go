@@ -99,14 +99,16 @@ func newEventSink(size, batch int, interval, timeout time.Duration, post func(co
 	return s
 }
 
-// add queues the events of r, or counts them all as dropped when they do not fit in the queue. It never
-// blocks.
+// add queues the events of r, or counts them all as dropped when they do not fit in the queue (unless the
+// queue is empty). It never blocks.
 func (s *eventSink) add(r evalRecord) {
 	n := int64(r.events())
 	if n == 0 {
 		return
 	}
-	if s.queued.Add(n) > s.size {
+	// An evaluation with more events than the queue holds is taken when the queue is empty, so a small
+	// queue still passes the events of a large policy: the bound is max(size, one evaluation).
+	if q := s.queued.Add(n); q > s.size && q != n {
 		s.queued.Add(-n)
 		s.dropped.Add(n)
 		return
