@@ -37,19 +37,10 @@ func (s *Store) InsertEvents(ctx context.Context, events []guard.Event) error {
 	for i := range events {
 		ts[i] = eventTime(&events[i])
 	}
+	full := s.insertFullStmt(ctx)
 	return s.writeTx(ctx, func(tx *sqlx.Tx) error {
-		var fullChunk string
 		for start := 0; start < len(events); start += eventChunk {
 			chunk := events[start:min(start+eventChunk, len(events))]
-			query := ""
-			if len(chunk) == eventChunk && fullChunk != "" {
-				query = fullChunk
-			} else {
-				query = s.insertEventsSQL(len(chunk))
-				if len(chunk) == eventChunk {
-					fullChunk = query
-				}
-			}
 			args := make([]any, 0, len(chunk)*eventColCount)
 			for i := range chunk {
 				a, err := eventArgs(&chunk[i], ts[start+i])
@@ -58,12 +49,33 @@ func (s *Store) InsertEvents(ctx context.Context, events []guard.Event) error {
 				}
 				args = append(args, a...)
 			}
-			if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+			var err error
+			if len(chunk) == eventChunk && full != nil {
+				_, err = tx.StmtContext(ctx, full).ExecContext(ctx, args...)
+			} else {
+				_, err = tx.ExecContext(ctx, s.insertEventsSQL(len(chunk)), args...)
+			}
+			if err != nil {
 				return err
 			}
 		}
 		return s.upsertRollups(ctx, tx, events, ts)
 	})
+}
+
+// insertFullStmt returns the prepared INSERT of a full chunk, preparing it on first use, or nil when it
+// cannot be prepared now (the caller then runs the statement text; the next call tries again).
+func (s *Store) insertFullStmt(ctx context.Context) *sql.Stmt {
+	s.insertFullMu.Lock()
+	defer s.insertFullMu.Unlock()
+	if s.insertFull == nil {
+		st, err := s.w.PrepareContext(context.WithoutCancel(ctx), s.insertEventsSQL(eventChunk))
+		if err != nil {
+			return nil
+		}
+		s.insertFull = st
+	}
+	return s.insertFull
 }
 
 // eventTime is the stored timestamp of an event: its own, or now when it has none.

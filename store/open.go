@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -34,6 +36,10 @@ type Store struct {
 	r *sqlx.DB
 	// path is the SQLite database file, for the lock that serialises migrations across processes.
 	path string
+	// insertFull is the INSERT of a full chunk of events, prepared once on w: preparing a 500-row,
+	// 9,500-parameter statement costs about a sixth of writing the batch.
+	insertFull   *sql.Stmt
+	insertFullMu sync.Mutex
 }
 
 var _ guard.Store = (*Store)(nil)
@@ -102,7 +108,11 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close closes the store's connections.
 func (s *Store) Close() error {
-	err := s.w.Close()
+	var err error
+	if s.insertFull != nil {
+		err = s.insertFull.Close()
+	}
+	err = errors.Join(err, s.w.Close())
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
 	}
