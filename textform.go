@@ -7,7 +7,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/guardrail-control/guard/internal/jsonstr"
 )
 
 // Limits on the text form of selected non-string data. Deeper or larger data is not turned into text:
@@ -71,7 +72,7 @@ func appendJSON(b []byte, v any, depth int) ([]byte, error) {
 	case nil:
 		return append(b, "null"...), nil
 	case string:
-		return appendJSONString(b, x), nil
+		return jsonstr.Append(b, x, false), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case float64:
@@ -116,7 +117,7 @@ func appendJSON(b []byte, v any, depth int) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonstr.Append(b, k, false)
 			b = append(b, ':')
 			var err error
 			if b, err = appendJSON(b, x[k], depth+1); err != nil {
@@ -151,57 +152,3 @@ func appendJSONFloat(b []byte, f float64) ([]byte, error) {
 }
 
 const hexDigits = "0123456789abcdef"
-
-// appendJSONString quotes s like encoding/json with HTML escaping off: invalid UTF-8 becomes U+FFFD and
-// U+2028, U+2029 are escaped.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/guardrail-control/guard/internal/jsonstr"
 )
 
 // appendEventsJSON appends the body of POST /observability/events, {"events":[...]}, to b. It writes
@@ -31,29 +32,29 @@ var errNonFinite = errors.New("guard client: encode event: unsupported number (N
 func appendEventJSON(b []byte, e *wireEvent) ([]byte, error) {
 	var err error
 	b = append(b, `{"control_execution_id":`...)
-	b = appendJSONString(b, e.ControlExecutionID)
+	b = jsonstr.Append(b, e.ControlExecutionID, true)
 	if e.TraceID != "" {
 		b = append(b, `,"trace_id":`...)
-		b = appendJSONString(b, e.TraceID)
+		b = jsonstr.Append(b, e.TraceID, true)
 	}
 	if e.SpanID != "" {
 		b = append(b, `,"span_id":`...)
-		b = appendJSONString(b, e.SpanID)
+		b = jsonstr.Append(b, e.SpanID, true)
 	}
 	b = append(b, `,"agent_name":`...)
-	b = appendJSONString(b, e.AgentName)
+	b = jsonstr.Append(b, e.AgentName, true)
 	b = append(b, `,"control_id":`...)
 	b = strconv.AppendInt(b, e.ControlID, 10)
 	b = append(b, `,"control_name":`...)
-	b = appendJSONString(b, e.ControlName)
+	b = jsonstr.Append(b, e.ControlName, true)
 	b = append(b, `,"check_stage":`...)
-	b = appendJSONString(b, string(e.CheckStage))
+	b = jsonstr.Append(b, string(e.CheckStage), true)
 	b = append(b, `,"step_type":`...)
-	b = appendJSONString(b, e.StepType)
+	b = jsonstr.Append(b, e.StepType, true)
 	b = append(b, `,"step_name":`...)
-	b = appendJSONString(b, e.StepName)
+	b = jsonstr.Append(b, e.StepName, true)
 	b = append(b, `,"action":`...)
-	b = appendJSONString(b, string(e.Action))
+	b = jsonstr.Append(b, string(e.Action), true)
 	b = append(b, `,"matched":`...)
 	b = strconv.AppendBool(b, e.Matched)
 	b = append(b, `,"confidence":`...)
@@ -61,7 +62,7 @@ func appendEventJSON(b []byte, e *wireEvent) ([]byte, error) {
 		return nil, err
 	}
 	b = append(b, `,"timestamp":`...)
-	b = appendJSONString(b, e.Timestamp)
+	b = jsonstr.Append(b, e.Timestamp, true)
 	if e.ExecutionDurationMS != 0 {
 		b = append(b, `,"execution_duration_ms":`...)
 		if b, err = appendJSONFloat(b, e.ExecutionDurationMS); err != nil {
@@ -70,23 +71,23 @@ func appendEventJSON(b []byte, e *wireEvent) ([]byte, error) {
 	}
 	if e.EvaluatorName != "" {
 		b = append(b, `,"evaluator_name":`...)
-		b = appendJSONString(b, e.EvaluatorName)
+		b = jsonstr.Append(b, e.EvaluatorName, true)
 	}
 	if e.SelectorPath != "" {
 		b = append(b, `,"selector_path":`...)
-		b = appendJSONString(b, e.SelectorPath)
+		b = jsonstr.Append(b, e.SelectorPath, true)
 	}
 	if e.ErrorMessage != "" {
 		b = append(b, `,"error_message":`...)
-		b = appendJSONString(b, e.ErrorMessage)
+		b = jsonstr.Append(b, e.ErrorMessage, true)
 	}
 	b = append(b, `,"source":`...)
-	b = appendJSONString(b, e.Source)
+	b = jsonstr.Append(b, e.Source, true)
 	if e.Metadata != (eventMeta{}) {
 		b = append(b, `,"metadata":{`...)
 		if e.Metadata.Policy != "" {
 			b = append(b, `"policy":`...)
-			b = appendJSONString(b, e.Metadata.Policy)
+			b = jsonstr.Append(b, e.Metadata.Policy, true)
 		}
 		b = append(b, '}')
 	}
@@ -112,59 +113,4 @@ func appendJSONFloat(b []byte, f float64) ([]byte, error) {
 		}
 	}
 	return b, nil
-}
-
-// appendJSONString quotes s as encoding/json does with HTML escaping: <, > and & as \u00XX, control
-// characters escaped, invalid UTF-8 replaced by \ufffd, U+2028 and U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
-	const hexd = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexd[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

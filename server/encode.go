@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/internal/jsonstr"
 )
 
 // The evaluation response is the hot path's largest cost after the engine; it is encoded by hand into a
@@ -42,14 +43,14 @@ func appendResult(b []byte, r *guard.Result) ([]byte, error) {
 	b = append(b, `{"is_safe":`...)
 	b = strconv.AppendBool(b, r.IsSafe)
 	b = append(b, `,"decision":`...)
-	b = appendString(b, string(r.Decision))
+	b = jsonstr.Append(b, string(r.Decision), true)
 	b = append(b, `,"confidence":`...)
 	if b, err = appendFloat(b, r.Confidence); err != nil {
 		return nil, err
 	}
 	if r.Reason != "" {
 		b = append(b, `,"reason":`...)
-		b = appendString(b, r.Reason)
+		b = jsonstr.Append(b, r.Reason, true)
 	}
 	if r.SteeringContext != nil {
 		b = append(b, `,"steering_context":`...)
@@ -76,13 +77,13 @@ func appendResult(b []byte, r *guard.Result) ([]byte, error) {
 func appendControlResult(b []byte, c *guard.ControlResult) ([]byte, error) {
 	var err error
 	b = append(b, `{"control_execution_id":`...)
-	b = appendString(b, c.ControlExecutionID)
+	b = jsonstr.Append(b, c.ControlExecutionID, true)
 	b = append(b, `,"control_id":`...)
 	b = strconv.AppendInt(b, c.ControlID, 10)
 	b = append(b, `,"control_name":`...)
-	b = appendString(b, c.ControlName)
+	b = jsonstr.Append(b, c.ControlName, true)
 	b = append(b, `,"action":`...)
-	b = appendString(b, string(c.Action))
+	b = jsonstr.Append(b, string(c.Action), true)
 	b = append(b, `,"result":{"matched":`...)
 	b = strconv.AppendBool(b, c.Result.Matched)
 	b = append(b, `,"confidence":`...)
@@ -91,7 +92,7 @@ func appendControlResult(b []byte, c *guard.ControlResult) ([]byte, error) {
 	}
 	if c.Result.Message != "" {
 		b = append(b, `,"message":`...)
-		b = appendString(b, c.Result.Message)
+		b = jsonstr.Append(b, c.Result.Message, true)
 	}
 	if len(c.Result.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
@@ -101,7 +102,7 @@ func appendControlResult(b []byte, c *guard.ControlResult) ([]byte, error) {
 	}
 	if c.Result.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendString(b, c.Result.Error)
+		b = jsonstr.Append(b, c.Result.Error, true)
 	}
 	b = append(b, '}')
 	if c.SteeringContext != nil {
@@ -119,30 +120,15 @@ func appendControlResult(b []byte, c *guard.ControlResult) ([]byte, error) {
 
 func appendSteering(b []byte, s *guard.SteeringContext) []byte {
 	b = append(b, `{"message":`...)
-	b = appendString(b, s.Message)
+	b = jsonstr.Append(b, s.Message, true)
 	b = append(b, `,"required_actions":[`...)
 	for i, a := range s.RequiredActions {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, a)
+		b = jsonstr.Append(b, a, true)
 	}
 	return append(b, ']', '}')
-}
-
-// appendString writes s as a JSON string: printable ASCII without characters encoding/json escapes is
-// copied, anything else is encoded by encoding/json.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			j, _ := json.Marshal(s) // a string always marshals
-			return append(b, j...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // appendFloat formats like encoding/json for the range it writes without an exponent.

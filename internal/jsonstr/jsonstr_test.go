@@ -1,0 +1,51 @@
+package jsonstr
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// reference is what encoding/json writes for s, with or without HTML escaping.
+func reference(t testing.TB, s string, escapeHTML bool) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(escapeHTML)
+	if err := enc.Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+var samples = []string{
+	"", "plain text", `quote " and backslash \`, "tab\tnew\nline\rcr\bbs\fff", "\x00\x01\x1f\x7f",
+	"<script>&amp;</script>", "héllo wörld ✓ 日本", "\u2028\u2029", "bad \xff utf8 \xc3", "emoji 😀",
+}
+
+func TestAppendMatchesEncodingJSON(t *testing.T) {
+	for _, s := range samples {
+		for _, html := range []bool{true, false} {
+			if got, want := string(Append(nil, s, html)), reference(t, s, html); got != want {
+				t.Errorf("Append(%q, html=%v) = %s, want %s", s, html, got, want)
+			}
+		}
+	}
+}
+
+func TestAppendAllocatesNothingIntoRoom(t *testing.T) {
+	buf := make([]byte, 0, 256)
+	if n := testing.AllocsPerRun(100, func() { _ = Append(buf[:0], "a <b> & \"c\"\n", true) }); n != 0 {
+		t.Fatalf("%v allocations, want 0", n)
+	}
+}
+
+func FuzzAppend(f *testing.F) {
+	for _, s := range samples {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, html bool) {
+		if got, want := string(Append(nil, s, html)), reference(t, s, html); got != want {
+			t.Fatalf("Append(%q, html=%v) = %s, want %s", s, html, got, want)
+		}
+	})
+}
