@@ -22,6 +22,7 @@ const (
 	DefaultRetryAttempts  = 3
 	DefaultRetryBackoff   = 100 * time.Millisecond
 	DefaultWriteTimeout   = 30 * time.Second
+	DefaultWriterShare    = 0.5
 	maxRetryBackoffFactor = 8
 	dropLogEvery          = 10 * time.Second
 	// After a batch failed every attempt, the writer leaves the database alone for outageBackoff (doubled
@@ -46,8 +47,13 @@ type RecorderConfig struct {
 	RetryBackoff  time.Duration
 	// WriteTimeout bounds one InsertEvents call (default 30s).
 	WriteTimeout time.Duration
-	Metrics      *Metrics
-	Logger       *zap.Logger
+	// WriterShare is, while the database falls behind (more than half the buffer pending), the share of
+	// one core the writer may keep busy: after each write it pauses for the write's duration times
+	// (1/WriterShare - 1), leaving the rest to evaluations; the buffer absorbs the difference and drops what
+	// does not fit, as it would anyway. Default 0.5; 1 (or more) writes flat out.
+	WriterShare float64
+	Metrics     *Metrics
+	Logger      *zap.Logger
 }
 
 func (c *RecorderConfig) defaults() {
@@ -74,6 +80,9 @@ func (c *RecorderConfig) defaults() {
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.WriterShare <= 0 {
+		c.WriterShare = DefaultWriterShare
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
@@ -313,16 +322,42 @@ func (r *Recorder) next(partial bool, maxChunks int) ([]guard.Event, int) {
 func (r *Recorder) databaseBack() bool { return r.retryAt.IsZero() || !time.Now().Before(r.retryAt) }
 
 // writeFull writes the full batches, stopping at the first one that cannot be written.
+// Under overload it yields the core between writes (see RecorderConfig.WriterShare).
 func (r *Recorder) writeFull() {
 	for {
 		batch, _ := r.next(false, math.MaxInt)
 		if batch == nil {
 			return
 		}
+		start := time.Now()
 		if r.write(batch, false) != nil {
 			return
 		}
+		if pause := r.overloadPause(time.Since(start)); pause > 0 {
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-r.stop:
+				t.Stop()
+				return
+			}
+		}
 	}
+}
+
+// overloadPause is how long the writer rests after a write that took took: nothing unless more than half
+// the buffer is pending.
+func (r *Recorder) overloadPause(took time.Duration) time.Duration {
+	if r.cfg.WriterShare >= 1 {
+		return 0
+	}
+	r.mu.Lock()
+	overloaded := r.pending > r.cfg.BufferSize/2
+	r.mu.Unlock()
+	if !overloaded {
+		return 0
+	}
+	return time.Duration(float64(took) * (1/r.cfg.WriterShare - 1))
 }
 
 // writeAll writes every batch buffered when it starts (a flood of new events cannot keep it busy

@@ -257,3 +257,30 @@ func TestRecorderFlushHonoursItsContext(t *testing.T) {
 		t.Fatalf("stored %d, want 3", st.count())
 	}
 }
+
+// TestRecorderYieldsTheCoreUnderOverload: while more than half the buffer is pending, the writer rests
+// after each write for the write's duration times (1/WriterShare - 1); otherwise, or with WriterShare 1,
+// it does not rest.
+func TestRecorderYieldsTheCoreUnderOverload(t *testing.T) {
+	st := &memStore{block: make(chan struct{})}
+	r := NewRecorder(st, RecorderConfig{BufferSize: 100, BatchSize: 10, FlushInterval: time.Hour, WriterShare: 0.25})
+	defer func() {
+		close(st.block)
+		closeRecorder(t, r)
+	}()
+	if p := r.overloadPause(10 * time.Millisecond); p != 0 {
+		t.Fatalf("pause with an empty buffer = %v, want 0", p)
+	}
+	r.Enqueue(mkEvents(0, 50))
+	if p := r.overloadPause(10 * time.Millisecond); p != 0 {
+		t.Fatalf("pause with half the buffer pending = %v, want 0", p)
+	}
+	r.Enqueue(mkEvents(50, 1))
+	if p := r.overloadPause(10 * time.Millisecond); p != 30*time.Millisecond {
+		t.Fatalf("pause over half full with share 0.25 = %v, want 30ms", p)
+	}
+	r.cfg.WriterShare = 1
+	if p := r.overloadPause(10 * time.Millisecond); p != 0 {
+		t.Fatalf("pause with WriterShare 1 = %v, want 0", p)
+	}
+}
