@@ -97,3 +97,21 @@ type Stats struct {
 	Totals   StatsTotals    `json:"totals"`
 	Controls []ControlStats `json:"controls"`
 }
+
+// StatsReport is the answer of GET /observability/stats: the statistics of one agent over a named time
+// range (1m, 5m, 15m, 1h, 6h, 24h, 7d, 30d).
+type StatsReport struct {
+	AgentName string         `json:"agent_name"`
+	TimeRange string         `json:"time_range"`
+	Totals    StatsTotals    `json:"totals"`
+	Controls  []ControlStats `json:"controls"`
+}
+
+// ControlStatsReport is the answer of GET /observability/stats/controls/{control_id}.
+type ControlStatsReport struct {
+	AgentName   string       `json:"agent_name"`
+	TimeRange   string       `json:"time_range"`
+	ControlID   int64        `json:"control_id"`
+	ControlName string       `json:"control_name"`
+	Stats       ControlStats `json:"stats"`
+}

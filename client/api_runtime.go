@@ -43,21 +43,10 @@ type StatsOptions struct {
 }
 
 // StatsResponse is the answer of GET /observability/stats.
-type StatsResponse struct {
-	AgentName string               `json:"agent_name"`
-	TimeRange string               `json:"time_range"`
-	Totals    guard.StatsTotals    `json:"totals"`
-	Controls  []guard.ControlStats `json:"controls"`
-}
+type StatsResponse = guard.StatsReport
 
-// ControlStatsResponse is the answer of GET /observability/stats/controls/{id}.
-type ControlStatsResponse struct {
-	AgentName   string             `json:"agent_name"`
-	TimeRange   string             `json:"time_range"`
-	ControlID   int64              `json:"control_id"`
-	ControlName string             `json:"control_name"`
-	Stats       guard.ControlStats `json:"stats"`
-}
+// ControlStatsResponse is the answer of GET /observability/stats/controls/{control_id}.
+type ControlStatsResponse = guard.ControlStatsReport
 
 // Evaluate asks the server to evaluate step at stage against the agent's server controls
 // (POST /evaluation). Trace and span ids set on ctx with WithTrace are sent as X-Trace-Id and X-Span-Id.

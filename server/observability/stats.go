@@ -50,21 +50,10 @@ func (tr TimeRange) Window(now time.Time) (since, until time.Time) {
 }
 
 // StatsResponse is the answer of GET /observability/stats.
-type StatsResponse struct {
-	AgentName string               `json:"agent_name"`
-	TimeRange string               `json:"time_range"`
-	Totals    guard.StatsTotals    `json:"totals"`
-	Controls  []guard.ControlStats `json:"controls"`
-}
+type StatsResponse = guard.StatsReport
 
 // ControlStatsResponse is the answer of GET /observability/stats/controls/{control_id}.
-type ControlStatsResponse struct {
-	AgentName   string             `json:"agent_name"`
-	TimeRange   string             `json:"time_range"`
-	ControlID   int64              `json:"control_id"`
-	ControlName string             `json:"control_name"`
-	Stats       guard.ControlStats `json:"stats"`
-}
+type ControlStatsResponse = guard.ControlStatsReport
 
 // statsParams are the validated query parameters of both stats endpoints.
 type statsParams struct {
