@@ -2,7 +2,6 @@ package client
 
 import (
 	"errors"
-	"math"
 	"strconv"
 
 	"github.com/guardrail-control/guard/internal/jsonstr"
@@ -96,21 +95,9 @@ func appendEventJSON(b []byte, e *wireEvent) ([]byte, error) {
 
 // appendJSONFloat formats f as encoding/json does for a float64.
 func appendJSONFloat(b []byte, f float64) ([]byte, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
+	b, ok := jsonstr.AppendFloat(b, f)
+	if !ok {
 		return nil, errNonFinite
-	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 -> e-9, as encoding/json
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
 	}
 	return b, nil
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -131,12 +130,12 @@ func appendSteering(b []byte, s *guard.SteeringContext) []byte {
 	return append(b, ']', '}')
 }
 
-// appendFloat formats like encoding/json for the range it writes without an exponent.
+// appendFloat formats f like encoding/json.
 func appendFloat(b []byte, f float64) ([]byte, error) {
-	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) || math.IsNaN(f) || math.IsInf(f, 0) {
-		return appendAny(b, f)
+	if b, ok := jsonstr.AppendFloat(b, f); ok {
+		return b, nil
 	}
-	return strconv.AppendFloat(b, f, 'f', -1, 64), nil
+	return appendAny(b, f) // NaN and infinities: encoding/json's own error
 }
 
 func appendAny(b []byte, v any) ([]byte, error) {

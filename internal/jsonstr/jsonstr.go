@@ -1,9 +1,13 @@
-// Package jsonstr writes Go strings as JSON string literals exactly as encoding/json does, without
+// Package jsonstr writes Go strings and floats as JSON literals exactly as encoding/json does, without
 // reflection or allocation, for the hand-written encoders on hot paths (the engine's text form of selected
 // data, the server's evaluation response, the client's event batches).
 package jsonstr
 
-import "unicode/utf8"
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
 
 const hexDigits = "0123456789abcdef"
 
@@ -60,4 +64,26 @@ func Append(b []byte, s string, escapeHTML bool) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// AppendFloat appends f as encoding/json writes a float64 (shortest form, exponent only below 1e-6 or
+// from 1e21, "e-7" rather than "e-07"). It reports false, appending nothing, for NaN and infinities, which
+// JSON cannot hold.
+func AppendFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, false
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 -> e-9, as encoding/json
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
 }

@@ -3,6 +3,7 @@ package jsonstr
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -46,6 +47,33 @@ func FuzzAppend(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, html bool) {
 		if got, want := string(Append(nil, s, html)), reference(t, s, html); got != want {
 			t.Fatalf("Append(%q, html=%v) = %s, want %s", s, html, got, want)
+		}
+	})
+}
+
+func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
+	for _, f := range []float64{0, 1, -1, 0.1, 1.5, 1e-6, 9.99e-7, 1e-7, 123456789, 1e20, 1e21, -1e21, 3.14159e-300, 1.7976931348623157e308} {
+		want, _ := json.Marshal(f)
+		got, ok := AppendFloat(nil, f)
+		if !ok || string(got) != string(want) {
+			t.Errorf("AppendFloat(%v) = %s, %v; want %s", f, got, ok, want)
+		}
+	}
+	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if got, ok := AppendFloat([]byte("x"), f); ok || string(got) != "x" {
+			t.Errorf("AppendFloat(%v) = %s, %v; want nothing appended and false", f, got, ok)
+		}
+	}
+}
+
+func FuzzAppendFloat(f *testing.F) {
+	f.Add(1.5)
+	f.Add(1e-7)
+	f.Fuzz(func(t *testing.T, x float64) {
+		want, err := json.Marshal(x)
+		got, ok := AppendFloat(nil, x)
+		if (err == nil) != ok || ok && string(got) != string(want) {
+			t.Fatalf("AppendFloat(%v) = %s, %v; encoding/json %s, %v", x, got, ok, want, err)
 		}
 	})
 }
