@@ -40,26 +40,80 @@ var version = "0.1.0"
 const shutdownTimeout = 20 * time.Second
 
 func main() {
-	if err := run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "guard server:", err)
-		os.Exit(1)
+	err := run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	var ee *exitError
+	if err != nil && !errors.As(err, &ee) && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "guard:", err)
 	}
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	os.Exit(exitStatus(err))
 }
 
 // run executes one command; it returns when the command is done (serve: after a graceful shutdown).
+// With no command, or a first argument that is a flag, it serves.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cmd := "serve"
-	if len(args) > 0 && (args[0] == "serve" || args[0] == "migrate") {
-		cmd, args = args[0], args[1:]
+	name := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		name, args = args[0], args[1:]
 	}
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	migrateFirst := false
-	if cmd == "serve" {
-		fs.BoolVar(&migrateFirst, "migrate", false, "apply pending database migrations before serving")
+	cmd, ok := commands[name]
+	if !ok {
+		return fmt.Errorf("unknown command %q (commands: %v)", name, commandNames())
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return cmd.run(ctx, &commandEnv{getenv: getenv, stdin: os.Stdin, stdout: stdout, stderr: stderr}, args)
+}
+
+func init() {
+	register(&command{name: "serve", summary: "serve the REST API, the dashboard and the metrics (the default command)",
+		usage: "guard serve [--migrate]", run: runServe})
+	register(&command{name: "migrate", summary: "apply the database migrations and exit",
+		usage: "guard migrate", run: runMigrate})
+}
+
+// runServe is `guard serve [--migrate]`.
+func runServe(ctx context.Context, env *commandEnv, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	migrateFirst := fs.Bool("migrate", false, "apply pending database migrations before serving")
+	if err := parseNoArgs(fs, "guard serve [--migrate]", args); err != nil {
+		return err
+	}
+	cfg, logger, err := loadConfigAndLogger(env.getenv)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = logger.Sync() }()
+	return serve(ctx, cfg, *migrateFirst, logger, env.stdout)
+}
+
+// runMigrate is `guard migrate`.
+func runMigrate(ctx context.Context, env *commandEnv, args []string) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	if err := parseNoArgs(fs, "guard migrate", args); err != nil {
+		return err
+	}
+	cfg, logger, err := loadConfigAndLogger(env.getenv)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = logger.Sync() }()
+	if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	logger.Info("migrations applied")
+	fmt.Fprintln(env.stdout, "migrations applied")
+	return nil
+}
+
+// parseNoArgs parses flags and refuses positional arguments.
+func parseNoArgs(fs *flag.FlagSet, usage string, args []string) error {
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: server [serve [--migrate] | migrate]\n")
+		fmt.Fprintf(fs.Output(), "usage: %s\n", usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -69,28 +123,19 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) er
 		fs.Usage()
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	return nil
+}
+
+func loadConfigAndLogger(getenv func(string) string) (Config, *zap.Logger, error) {
 	cfg, err := LoadConfig(getenv)
 	if err != nil {
-		return err
+		return Config{}, nil, err
 	}
 	logger, err := newLogger(cfg.Debug)
 	if err != nil {
-		return err
+		return Config{}, nil, err
 	}
-	defer func() { _ = logger.Sync() }()
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-
-	if cmd == "migrate" {
-		if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		logger.Info("migrations applied")
-		fmt.Fprintln(stdout, "migrations applied")
-		return nil
-	}
-	return serve(ctx, cfg, migrateFirst, logger, stdout)
+	return cfg, logger, nil
 }
 
 func newLogger(debug bool) (*zap.Logger, error) {
