@@ -490,3 +490,47 @@ func TestStatsControlIDMustBePositive(t *testing.T) {
 	}
 	ts.ok(200, "GET", "/api/v1/observability/stats/controls/1?agent_name=a1", nil)
 }
+
+// TestOpenAPIDocumentsCrossSiteAnswers: the document describes the cross-site answers of every route: 421
+// on all of them (loopback listener), 403 and 415 on every route that is not GET.
+func TestOpenAPIDocumentsCrossSiteAnswers(t *testing.T) {
+	st := storetest.SQLite(t)
+	m, err := observability.NewMetrics("guard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := observability.NewRecorder(st, observability.RecorderConfig{Metrics: m})
+	t.Cleanup(func() { _ = rec.Close(context.Background()) })
+	ts := newTSOn(t, st, WithMetrics(m), WithObservability(true, rec), WithListenAddr("127.0.0.1:8000"))
+	v := newValidator(t)
+	ts.onResponse = func(req *http.Request, r *resp) {
+		if _, pattern := ts.srv.mux.Handler(req); pattern != "" {
+			v.check(req, r, pattern)
+		}
+	}
+	want := 0
+	for _, rt := range ts.srv.routes() {
+		path := strings.NewReplacer("{agent_name}", "a1", "{control_id}", "1", "{version}", "1").Replace(rt.path)
+		var body any
+		if !safeMethod(rt.method) {
+			body = "{}"
+		}
+		if r := ts.do(rt.method, path, body, "Host", "rebind.example:8000"); r.Code != 421 {
+			t.Errorf("%s: %d, want 421", rt.pattern(), r.Code)
+		}
+		want++
+		if safeMethod(rt.method) {
+			continue
+		}
+		if r := ts.do(rt.method, path, body, "Host", "127.0.0.1:8000", "Origin", "http://evil.example"); r.Code != 403 {
+			t.Errorf("%s: %d, want 403", rt.pattern(), r.Code)
+		}
+		if r := ts.do(rt.method, path, body, "Host", "127.0.0.1:8000", "Content-Type", "text/plain"); r.Code != 415 {
+			t.Errorf("%s: %d, want 415", rt.pattern(), r.Code)
+		}
+		want += 2
+	}
+	if len(v.seen) != want {
+		t.Fatalf("%d (route, status) pairs validated, want %d", len(v.seen), want)
+	}
+}
