@@ -156,8 +156,8 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
-// crossSiteOuter wraps a route's handler (before authentication) with the Host and Origin checks it needs; a route
-// that needs none gets h itself, so GET routes on a non-loopback listener pay nothing.
+// crossSiteOuter wraps a route's handler (before authentication) with the Host and Origin checks it
+// needs; a route that needs none gets h itself, so GET routes on a non-loopback listener pay nothing.
 func (s *Server) crossSiteOuter(method string, h http.Handler) http.Handler {
 	x := s.xsite
 	checkOrigin := !safeMethod(method)
