@@ -48,7 +48,7 @@ type resp struct {
 }
 
 // do sends a request; body is a string (sent as is), nil (no body) or anything JSON-encodable.
-// hdr holds header name/value pairs.
+// hdr holds header name/value pairs ("Host" sets the request's Host).
 func (ts *tserver) do(method, path string, body any, hdr ...string) *resp {
 	ts.t.Helper()
 	var rd io.Reader
@@ -70,6 +70,10 @@ func (ts *tserver) do(method, path string, body any, hdr ...string) *resp {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" { // net/http serves the Host header as r.Host
+			req.Host = hdr[i+1]
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	rec := httptest.NewRecorder()

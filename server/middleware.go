@@ -22,7 +22,8 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 	return s.stamp(h)
 }
 
-// stamp sets X-Guard-Server-Version and X-Request-Id on the response before anything else runs.
+// stamp sets X-Guard-Server-Version, X-Request-Id and X-Content-Type-Options on the response before
+// anything else runs.
 func (s *Server) stamp(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -32,9 +33,17 @@ func (s *Server) stamp(next http.Handler) http.Handler {
 			id = newRequestID()
 		}
 		h.Set(problem.RequestIDHeader, id)
+		h[nosniffHeader] = nosniff
 		next.ServeHTTP(w, r)
 	})
 }
+
+// X-Content-Type-Options: nosniff on every response keeps a browser from reading a JSON answer (which may
+// echo stored text) as HTML or script. The value slice is shared: Header.Set and Add never write into an
+// existing slice, and sharing it saves an allocation per request.
+const nosniffHeader = "X-Content-Type-Options"
+
+var nosniff = []string{"nosniff"}
 
 // validRequestID accepts an incoming request id of 1-128 characters of [A-Za-z0-9._:-], so that a client's
 // id can be followed through the logs without letting arbitrary text into them.

@@ -35,6 +35,7 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	auth    *authenticator
+	xsite   *crossSite
 	cache   *engineCache
 
 	stopOnce sync.Once
@@ -53,6 +54,9 @@ type config struct {
 	pollInterval time.Duration
 	ui           http.Handler
 	obs          obsConfig
+	// listenAddr and allowedOrigins configure the cross-site checks (crosssite.go).
+	listenAddr     string
+	allowedOrigins []string
 }
 
 // Option configures a Server.
@@ -115,12 +119,17 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	xsite, err := newCrossSite(cfg.listenAddr, cfg.allowedOrigins)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		store: st,
 		cfg:   cfg,
 		log:   cfg.logger.Named("agent_control.server"),
 		mux:   http.NewServeMux(),
 		auth:  auth,
+		xsite: xsite,
 		done:  make(chan struct{}),
 	}
 	s.cache = newEngineCache(st, cfg.registry, s.log)
@@ -128,7 +137,10 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 		s.cache.onRebuild = m.SnapshotRebuilt
 	}
 	for _, rt := range s.routes() {
-		s.mux.Handle(rt.pattern(), s.auth.wrap(rt.level, rt.handler))
+		// Host and Origin first (a cross-site request is refused whatever its key), then the key, then the
+		// body's media type.
+		h := s.crossSiteInner(rt.method, rt.handler)
+		s.mux.Handle(rt.pattern(), s.crossSiteOuter(rt.method, s.auth.wrap(rt.level, h)))
 	}
 	s.handler = s.middleware(http.HandlerFunc(s.dispatch))
 

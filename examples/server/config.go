@@ -22,6 +22,9 @@ type Config struct {
 	FlushInterval        time.Duration
 	RetentionDays        int
 	MetricsPrefix        string
+	// AllowedOrigins (GUARD_ALLOWED_ORIGINS) may call the mutating routes from a browser besides the
+	// server's own origin (server.WithAllowedOrigins checks their form).
+	AllowedOrigins []string
 }
 
 // Addr is the listen address host:port.
@@ -88,6 +91,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	boolVar("OBSERVABILITY_ENABLED", &c.ObservabilityEnabled)
 	c.APIKeys = splitList(getenv("GUARD_API_KEYS"))
 	c.AdminAPIKeys = splitList(getenv("GUARD_ADMIN_API_KEYS"))
+	c.AllowedOrigins = splitList(getenv("GUARD_ALLOWED_ORIGINS"))
 	if v := strings.TrimSpace(getenv("OBSERVABILITY_FLUSH_INTERVAL_SECONDS")); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f <= 0 || f > 3600 {

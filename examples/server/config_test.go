@@ -28,13 +28,15 @@ func TestLoadConfigValues(t *testing.T) {
 		"GUARD_API_KEY_ENABLED": "TRUE", "GUARD_API_KEYS": "a, b,,", "GUARD_ADMIN_API_KEYS": "c",
 		"OBSERVABILITY_ENABLED": "false", "OBSERVABILITY_FLUSH_INTERVAL_SECONDS": "0.5",
 		"OBSERVABILITY_RETENTION_DAYS": "7", "PROMETHEUS_METRICS_PREFIX": "acme",
+		"GUARD_ALLOWED_ORIGINS": " http://localhost:5173 ,, https://guard.example.com",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.DatabaseURL != "postgres://x/y" || c.Port != 0 || !c.Debug || !c.AuthEnabled || c.ObservabilityEnabled ||
 		c.FlushInterval != 500*time.Millisecond || c.RetentionDays != 7 || c.MetricsPrefix != "acme" ||
-		strings.Join(c.APIKeys, "|") != "a|b" || strings.Join(c.AdminAPIKeys, "|") != "c" {
+		strings.Join(c.APIKeys, "|") != "a|b" || strings.Join(c.AdminAPIKeys, "|") != "c" ||
+		strings.Join(c.AllowedOrigins, "|") != "http://localhost:5173|https://guard.example.com" {
 		t.Fatalf("values: %+v", c)
 	}
 	c, err = LoadConfig(env(map[string]string{"DB_URL": "sqlite:///tmp/x.db", "HOST": "::1", "PORT": "9"}))

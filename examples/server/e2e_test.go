@@ -121,6 +121,7 @@ func TestEndToEndAuthAndPages(t *testing.T) {
 		{"GET", "/", "", 200}, // redirected to the dashboard
 	} {
 		req, _ := http.NewRequest(tc.method, p.base+tc.path, strings.NewReader(`{"name":"k"}`))
+		req.Header.Set("Content-Type", "application/json")
 		if tc.key != "" {
 			req.Header.Set("X-API-Key", tc.key)
 		}

@@ -192,6 +192,9 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithMetrics(metrics),
 		server.WithObservability(cfg.ObservabilityEnabled, rec),
 		server.WithUI(ui.Handler()),
+		// Cross-site protection: Host is checked when HOST is loopback; GUARD_ALLOWED_ORIGINS adds origins.
+		server.WithListenAddr(cfg.Addr()),
+		server.WithAllowedOrigins(cfg.AllowedOrigins),
 	)
 	if err != nil {
 		return err

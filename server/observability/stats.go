@@ -136,8 +136,8 @@ func (a *API) ControlStats(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ps := parseStatsParams(r, false)
 	id, err := strconv.ParseInt(r.PathValue("control_id"), 10, 64)
-	if err != nil || id < 0 {
-		ps = append(ps, guard.Problem{Field: "control_id", Code: "type", Message: "must be a non-negative integer"})
+	if err != nil || id <= 0 { // like every path id of the API (/controls/0 is a 422 too)
+		ps = append(ps, guard.Problem{Field: "control_id", Code: "type", Message: "must be a positive integer"})
 	}
 	if len(ps) > 0 {
 		problem.Write(w, r, a.logger(), problem.Validation("the statistics request is not valid", ps...))

@@ -42,6 +42,9 @@ func DecodeBytes(b []byte, dst any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return New(http.StatusBadRequest, CodeInvalidJSON, "the request body is empty; a JSON object is required")
 	}
+	if err := requireObject(b); err != nil {
+		return err
+	}
 	// Decode first and check validity only when decoding fails or data follows the value: a valid body
 	// (the common case) is scanned once less.
 	dec := json.NewDecoder(bytes.NewReader(b))

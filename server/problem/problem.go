@@ -33,6 +33,8 @@ const (
 	CodeInternal             = "INTERNAL_ERROR"
 	CodeObservabilityOff     = "OBSERVABILITY_DISABLED"
 	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	CodeOriginNotAllowed     = "ORIGIN_NOT_ALLOWED"
+	CodeHostNotAllowed       = "HOST_NOT_ALLOWED"
 )
 
 // RequestIDHeader carries the request id; the server's middleware sets it on the response before the

@@ -98,7 +98,11 @@ func startApp(t *testing.T, o appOptions) *app {
 		defer cancel()
 		_ = rec.Close(ctx)
 	})
+	// The listener comes first so the server knows its loopback address and checks Host and Origin as
+	// the server binary does: the dashboard must work under those checks.
+	ts := httptest.NewUnstartedServer(nil)
 	opts := []server.Option{
+		server.WithListenAddr(ts.Listener.Addr().String()),
 		server.WithVersion("ui-test"),
 		server.WithObservability(true, rec),
 		server.WithUI(ui.Handler()),
@@ -112,7 +116,8 @@ func startApp(t *testing.T, o appOptions) *app {
 		t.Fatalf("server.New: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	ts := httptest.NewServer(srv)
+	ts.Config.Handler = srv
+	ts.Start()
 	t.Cleanup(ts.Close)
 
 	a := &app{t: t, url: ts.URL, st: st, rec: rec, auth: o.auth}
