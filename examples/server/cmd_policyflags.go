@@ -1,0 +1,71 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/guardrail-control/guard/policyfile"
+)
+
+// fileList is a repeatable -f/-t flag: `-f a.yaml -f b.yaml`.
+type fileList []string
+
+func (l *fileList) String() string { return strings.Join(*l, ",") }
+
+func (l *fileList) Set(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return errors.New("a file name is required")
+	}
+	*l = append(*l, v)
+	return nil
+}
+
+// parsePolicyFlags parses the flags of a policy command and returns the positional arguments. A bad flag
+// exits 2 after the flag package printed the error and the usage; -h exits 0 (flag.ErrHelp).
+func parsePolicyFlags(fs *flag.FlagSet, usage string, args []string) ([]string, error) {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s\n", usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, &exitError{code: 2}
+	}
+	return fs.Args(), nil
+}
+
+// usageFail prints msg and the usage and asks for exit status 2.
+func usageFail(fs *flag.FlagSet, msg string) error {
+	fmt.Fprintf(fs.Output(), "guard %s: %s\n", fs.Name(), msg)
+	fs.Usage()
+	return &exitError{code: 2}
+}
+
+// loadPolicy reads policy files strictly (evaluators this binary does not have are errors, as on the
+// server). An invalid policy prints every problem to out and asks for exit status 1.
+func loadPolicy(files []string, env *commandEnv) (*policyfile.Policy, error) {
+	pol, err := policyfile.Load(files, policyfile.Options{})
+	if err != nil {
+		var pe *policyfile.Error
+		if errors.As(err, &pe) {
+			for _, p := range pe.Problems {
+				fmt.Fprintln(env.stdout, p.String())
+			}
+			fmt.Fprintf(env.stdout, "FAIL: %d problem%s\n", len(pe.Problems), plural(len(pe.Problems)))
+			return nil, &exitError{code: 1}
+		}
+		return nil, err
+	}
+	return pol, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
