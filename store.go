@@ -40,6 +40,8 @@ type ControlStore interface {
 	// the error is a *VersionMismatchError. They make concurrent read-modify-write cycles safe (If-Match).
 	UpdateControlIf(ctx context.Context, id int64, patch ControlPatch, ifVersion int) (ControlRecord, error)
 	PutControlDataIf(ctx context.Context, id int64, data ControlData, ifVersion int) (int, error)
+	// DeleteControlIf is DeleteControl under the same condition.
+	DeleteControlIf(ctx context.Context, id int64, force bool, ifVersion int) ([]string, error)
 	// DeleteControl soft-deletes; without force a linked control gives *ControlInUseError. It returns the
 	// agents the control was unlinked from.
 	DeleteControl(ctx context.Context, id int64, force bool) ([]string, error)

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/guardrail-control/guard"
@@ -38,6 +39,19 @@ func (c *HTTPClient) PutControlDataIfVersion(ctx context.Context, id int64, data
 	}
 	_, err := c.do(ctx, call{method: http.MethodPut, path: controlPath(id) + "/data", in: body, out: &out, header: ifMatch(version)})
 	return out.Version, err
+}
+
+// DeleteControlIfVersion is DeleteControl applied only when the control is at version.
+func (c *HTTPClient) DeleteControlIfVersion(ctx context.Context, id int64, force bool, version int) ([]string, error) {
+	q := url.Values{}
+	if force {
+		q.Set("force", "true")
+	}
+	var out struct {
+		UnlinkedAgents []string `json:"unlinked_agents"`
+	}
+	_, err := c.do(ctx, call{method: http.MethodDelete, path: controlPath(id), query: q, out: &out, header: ifMatch(version)})
+	return out.UnlinkedAgents, err
 }
 
 // Is makes errors.Is(err, guard.ErrVersionMismatch) true for a 412 PRECONDITION_FAILED answer.

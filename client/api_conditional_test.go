@@ -46,6 +46,12 @@ func TestLiveConditionalWrites(t *testing.T) {
 	if err != nil || rec.Version != 3 || rec.Enabled {
 		t.Fatalf("patch at the current version: %+v %v", rec, err)
 	}
+	if _, err := c.DeleteControlIfVersion(ctx, id, true, 2); !errors.Is(err, guard.ErrVersionMismatch) {
+		t.Fatalf("stale delete: %v", err)
+	}
+	if _, err := c.DeleteControlIfVersion(ctx, id, true, 3); err != nil {
+		t.Fatalf("delete at the current version: %v", err)
+	}
 	// Other errors do not match.
 	if _, err := c.GetControl(ctx, 999999); errors.Is(err, guard.ErrVersionMismatch) {
 		t.Fatal("a 404 matched ErrVersionMismatch")

@@ -206,7 +206,17 @@ func (s *Server) deleteControl(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	agents, err := s.store.DeleteControl(r.Context(), id, force != nil && *force)
+	ifVersion, err := ifMatchVersion(r.Context(), r, id, s.store.GetControl)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var agents []string
+	if ifVersion > 0 {
+		agents, err = s.store.DeleteControlIf(r.Context(), id, force != nil && *force, ifVersion)
+	} else {
+		agents, err = s.store.DeleteControl(r.Context(), id, force != nil && *force)
+	}
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -62,6 +62,10 @@ func TestControlETagAndIfMatch(t *testing.T) {
 		t.Fatalf("version %v, want 5 (refused writes changed nothing)", m["version"])
 	}
 	ts.expectProblem(404, "CONTROL_NOT_FOUND", "PUT", "/api/v1/controls/999999/data", map[string]any{"data": regexData("x", "deny")}, "If-Match", `"1"`)
+	ts.expectProblem(412, "PRECONDITION_FAILED", "DELETE", path+"?force=true", nil, "If-Match", `"4"`)
+	ts.ok(200, "GET", path, nil)
+	ts.ok(200, "DELETE", path+"?force=true", nil, "If-Match", `"5"`)
+	ts.expectProblem(404, "CONTROL_NOT_FOUND", "GET", path, nil)
 }
 
 // Two writers read the same version over HTTP and write at once with If-Match: exactly one wins, the other

@@ -70,5 +70,17 @@ func TestConditionalWrites(t *testing.T) {
 		if got := must[guard.ControlRecord](t)(s.GetControl(ctx, rec.ID)); got.Version != 4 {
 			t.Fatalf("version after the race %d, want 4", got.Version)
 		}
+
+		// Delete: refused at a stale version, done at the current one.
+		if _, err := s.DeleteControlIf(ctx, rec.ID, true, 3); !errors.Is(err, guard.ErrVersionMismatch) {
+			t.Fatalf("stale delete: %v", err)
+		}
+		if _, err := s.GetControl(ctx, rec.ID); err != nil {
+			t.Fatalf("a refused delete deleted: %v", err)
+		}
+		if _, err := s.DeleteControlIf(ctx, rec.ID, true, 4); err != nil {
+			t.Fatalf("delete at the current version: %v", err)
+		}
+		wantErr(t, func() error { _, err := s.GetControl(ctx, rec.ID); return err }(), guard.ErrControlNotFound)
 	})
 }

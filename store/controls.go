@@ -286,10 +286,26 @@ func (s *Store) putControlData(ctx context.Context, id int64, data guard.Control
 // linked to agents gives *guard.ControlInUseError (agents sorted by name) unless force is set, in which
 // case it is unlinked from them; the names of those agents are returned (never nil).
 func (s *Store) DeleteControl(ctx context.Context, id int64, force bool) ([]string, error) {
+	return s.deleteControl(ctx, id, force, 0)
+}
+
+// DeleteControlIf is DeleteControl when the control is at version ifVersion (> 0); otherwise it changes
+// nothing and returns a *guard.VersionMismatchError. The check and the delete share one transaction.
+func (s *Store) DeleteControlIf(ctx context.Context, id int64, force bool, ifVersion int) ([]string, error) {
+	if ifVersion <= 0 {
+		return nil, problem("version", guard.CodeInvalid, "must be a positive version number")
+	}
+	return s.deleteControl(ctx, id, force, ifVersion)
+}
+
+func (s *Store) deleteControl(ctx context.Context, id int64, force bool, ifVersion int) ([]string, error) {
 	agents := []string{}
 	err := s.policyTx(ctx, func(tx *sqlx.Tx, epoch int64) error {
 		row, err := s.loadControl(ctx, tx, id, false)
 		if err != nil {
+			return err
+		}
+		if err := checkVersion(&row, ifVersion); err != nil {
 			return err
 		}
 		agents = agents[:0]

@@ -48,13 +48,13 @@ func TestApplyRefusesAStaleWrite(t *testing.T) {
 	}))
 	defer hs.Close()
 
-	policy := writeFile(t, t.TempDir(), "p.yaml", `controls:
+	policy := writePolicyFile(t, t.TempDir(), "p.yaml", `controls:
   - name: block-ssn
     data:
       condition: {selector: {path: input}, evaluator: {name: regex, config: {pattern: 'mine'}}}
       action: {decision: deny}
 `)
-	code, stdout, stderr := runCmd(t, map[string]string{"GUARD_URL": hs.URL}, "apply", "-f", policy)
+	code, stdout, stderr := runPolicyCmd(t, map[string]string{"GUARD_URL": hs.URL}, "apply", "-f", policy)
 	if code != 1 || !strings.Contains(stderr, "control block-ssn changed on the server since apply read it (version 1); it was not overwritten") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -66,7 +66,7 @@ func TestApplyRefusesAStaleWrite(t *testing.T) {
 		t.Fatalf("the other writer's change was lost: version %d, %v", got.Version, got.Data.Condition.Evaluator.Config)
 	}
 	// Run again: the plan is computed from the new state and applies.
-	if code, stdout, stderr := runCmd(t, map[string]string{"GUARD_URL": hs.URL}, "apply", "-f", policy); code != 0 || !strings.Contains(stdout, "updated control block-ssn (version 3)") {
+	if code, stdout, stderr := runPolicyCmd(t, map[string]string{"GUARD_URL": hs.URL}, "apply", "-f", policy); code != 0 || !strings.Contains(stdout, "updated control block-ssn (version 3)") {
 		t.Fatalf("second apply: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -159,7 +159,10 @@ func (r *remote) execute(ctx context.Context, env *commandEnv, p *plan, state re
 		}
 	}
 	for _, c := range p.Deletes {
-		agents, err := r.api.DeleteControl(ctx, c.Remote.ID, true)
+		agents, err := r.api.DeleteControlIfVersion(ctx, c.Remote.ID, true, c.Remote.Version)
+		if errors.Is(err, guard.ErrVersionMismatch) {
+			return fmt.Errorf("control %s changed on the server since apply read it (version %d); it was not deleted: run guard diff and apply again", c.Name, c.Remote.Version)
+		}
 		if err != nil {
 			return r.explain(fmt.Errorf("delete control %s: %w", c.Name, err))
 		}

@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// runCmd runs a registered command in-process and returns its exit status and outputs.
-func runCmd(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+// runPolicyCmd runs a registered command in-process and returns its exit status and outputs.
+func runPolicyCmd(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd, ok := commands[args[0]]
@@ -26,7 +26,7 @@ func runCmd(t *testing.T, env map[string]string, args ...string) (code int, stdo
 	return code, out.String(), errOut.String()
 }
 
-func writeFile(t *testing.T, dir, name, body string) string {
+func writePolicyFile(t *testing.T, dir, name, body string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
@@ -35,14 +35,14 @@ func writeFile(t *testing.T, dir, name, body string) string {
 	return p
 }
 
-const examplesDir = "../policy"
+const policyExamplesDir = "../policy"
 
 func TestValidateAndTestCommands(t *testing.T) {
 	dir := t.TempDir()
-	controls := filepath.Join(examplesDir, "controls.yaml")
-	tests := filepath.Join(examplesDir, "tests.yaml")
-	bad := writeFile(t, dir, "bad.yaml", "controls:\n  - name: x\n    data: {condition: {selector: {path: input}, evaluator: {name: regex, config: {patern: a}}}, action: {decision: dny}}\n")
-	failing := writeFile(t, dir, "failing.yaml", `tests:
+	controls := filepath.Join(policyExamplesDir, "controls.yaml")
+	tests := filepath.Join(policyExamplesDir, "tests.yaml")
+	bad := writePolicyFile(t, dir, "bad.yaml", "controls:\n  - name: x\n    data: {condition: {selector: {path: input}, evaluator: {name: regex, config: {patern: a}}}, action: {decision: dny}}\n")
+	failing := writePolicyFile(t, dir, "failing.yaml", `tests:
   - name: wrong on purpose
     step: {type: llm, name: chat, input: "ssn 123-45-6789"}
     stage: pre
@@ -83,7 +83,7 @@ func TestValidateAndTestCommands(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, stdout, stderr := runCmd(t, nil, c.args...)
+			code, stdout, stderr := runPolicyCmd(t, nil, c.args...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, stdout, stderr)
 			}

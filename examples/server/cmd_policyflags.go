@@ -55,7 +55,7 @@ func loadPolicy(files []string, env *commandEnv) (*policyfile.Policy, error) {
 			for _, p := range pe.Problems {
 				fmt.Fprintln(env.stdout, p.String())
 			}
-			fmt.Fprintf(env.stdout, "FAIL: %d problem%s\n", len(pe.Problems), plural(len(pe.Problems)))
+			fmt.Fprintf(env.stdout, "FAIL: %d problem%s\n", len(pe.Problems), pluralSuffix(len(pe.Problems)))
 			return nil, &exitError{code: 1}
 		}
 		return nil, err
@@ -63,7 +63,7 @@ func loadPolicy(files []string, env *commandEnv) (*policyfile.Policy, error) {
 	return pol, nil
 }
 
-func plural(n int) string {
+func pluralSuffix(n int) string {
 	if n == 1 {
 		return ""
 	}

@@ -84,13 +84,13 @@ func runTest(ctx context.Context, env *commandEnv, args []string) error {
 		}
 	}
 	if failed > 0 {
-		fmt.Fprintf(env.stdout, "FAIL\t%d of %d test%s failed\n", failed, len(results), plural(len(results)))
+		fmt.Fprintf(env.stdout, "FAIL\t%d of %d test%s failed\n", failed, len(results), pluralSuffix(len(results)))
 		return &exitError{code: 1}
 	}
 	if len(results) == 0 {
 		fmt.Fprintln(env.stdout, "ok\tno tests to run")
 		return nil
 	}
-	fmt.Fprintf(env.stdout, "ok\t%d test%s passed\n", len(results), plural(len(results)))
+	fmt.Fprintf(env.stdout, "ok\t%d test%s passed\n", len(results), pluralSuffix(len(results)))
 	return nil
 }

@@ -30,7 +30,7 @@ func runValidate(_ context.Context, env *commandEnv, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "ok: %d file%s valid (%d control%s, %d agent%s, %d test%s)\n",
-		len(files), plural(len(files)), len(pol.Controls), plural(len(pol.Controls)),
-		len(pol.Agents), plural(len(pol.Agents)), len(pol.Tests), plural(len(pol.Tests)))
+		len(files), pluralSuffix(len(files)), len(pol.Controls), pluralSuffix(len(pol.Controls)),
+		len(pol.Agents), pluralSuffix(len(pol.Agents)), len(pol.Tests), pluralSuffix(len(pol.Tests)))
 	return nil
 }

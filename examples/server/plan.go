@@ -211,7 +211,7 @@ func (p *plan) render(w io.Writer) {
 	for _, c := range p.Deletes {
 		linked := ""
 		if c.Remote.AgentCount > 0 {
-			linked = fmt.Sprintf("; linked to %d agent%s now", c.Remote.AgentCount, plural(c.Remote.AgentCount))
+			linked = fmt.Sprintf("; linked to %d agent%s now", c.Remote.AgentCount, pluralSuffix(c.Remote.AgentCount))
 		}
 		fmt.Fprintf(w, "- control %s (id %d, delete%s)\n", c.Name, c.Remote.ID, linked)
 	}
@@ -222,7 +222,7 @@ func (p *plan) render(w io.Writer) {
 func (p *plan) summary() string {
 	agents := len(p.Agents)
 	return fmt.Sprintf("Plan: %d control%s to create, %d to update, %d to delete; %d agent%s to change.",
-		len(p.Creates), plural(len(p.Creates)), len(p.Updates), len(p.Deletes), agents, plural(agents))
+		len(p.Creates), pluralSuffix(len(p.Creates)), len(p.Updates), len(p.Deletes), agents, pluralSuffix(agents))
 }
 
 // dataLines is new data as "path: value" lines (the diff against nothing).

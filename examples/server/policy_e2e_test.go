@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// cli runs the guard binary with env (over no GUARD_URL and no GUARD_API_KEY) and returns its exit status
+// guardCLI runs the guard binary with env (over no GUARD_URL and no GUARD_API_KEY) and returns its exit status
 // and outputs.
-func cli(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+func guardCLI(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	bin := buildServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -36,10 +36,10 @@ func cli(t *testing.T, env []string, args ...string) (code int, stdout, stderr s
 	return code, out.String(), errOut.String()
 }
 
-// expectCLI runs the binary and checks the exit status and that stdout+stderr hold every want, in order.
-func expectCLI(t *testing.T, env []string, wantCode int, want []string, args ...string) string {
+// expectGuard runs the binary and checks the exit status and that stdout+stderr hold every want, in order.
+func expectGuard(t *testing.T, env []string, wantCode int, want []string, args ...string) string {
 	t.Helper()
-	code, stdout, stderr := cli(t, env, args...)
+	code, stdout, stderr := guardCLI(t, env, args...)
 	all := stdout + stderr
 	if code != wantCode {
 		t.Fatalf("guard %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, stdout, stderr)
@@ -59,12 +59,12 @@ func expectCLI(t *testing.T, env []string, wantCode int, want []string, args ...
 // apply, change the file, diff, apply again, export, prune; with the exit statuses, idempotence and the
 // messages for a missing or insufficient key and an unreachable server.
 func TestPolicyAsCodeEndToEnd(t *testing.T) {
-	controls, _ := filepath.Abs(filepath.Join(examplesDir, "controls.yaml"))
-	tests, _ := filepath.Abs(filepath.Join(examplesDir, "tests.yaml"))
+	controls, _ := filepath.Abs(filepath.Join(policyExamplesDir, "controls.yaml"))
+	tests, _ := filepath.Abs(filepath.Join(policyExamplesDir, "tests.yaml"))
 
 	// Offline: no server, no key.
-	expectCLI(t, nil, 0, []string{"ok: 2 files valid (3 controls, 2 agents, 5 tests)"}, "validate", "-f", controls, "-f", tests)
-	expectCLI(t, nil, 0, []string{"ok\t5 tests passed"}, "test", "-f", controls, "-t", tests)
+	expectGuard(t, nil, 0, []string{"ok: 2 files valid (3 controls, 2 agents, 5 tests)"}, "validate", "-f", controls, "-f", tests)
+	expectGuard(t, nil, 0, []string{"ok\t5 tests passed"}, "test", "-f", controls, "-t", tests)
 
 	p := startServer(t, map[string]string{"DB_URL": filepath.Join(t.TempDir(), "guard.db"), "GUARD_API_KEY_ENABLED": "true",
 		"GUARD_API_KEYS": "regular-secret-key", "GUARD_ADMIN_API_KEYS": "admin-secret-key"}, "serve", "--migrate")
@@ -73,22 +73,22 @@ func TestPolicyAsCodeEndToEnd(t *testing.T) {
 	regular := append(url, "GUARD_API_KEY=regular-secret-key")
 
 	// Keys: the message says which key is needed and never prints one.
-	out := expectCLI(t, url, 1, []string{"requires an API key: set GUARD_API_KEY to a key"}, "diff", "-f", controls)
-	out += expectCLI(t, regular, 1, []string{"not allowed to change policy", "set it to an admin key"}, "apply", "-f", controls)
-	out += expectCLI(t, append(url, "GUARD_API_KEY=wrong-secret-key"), 1, []string{"does not accept the key in GUARD_API_KEY"}, "export")
-	_, _, stderr := cli(t, regular, "apply", "-f", controls)
+	out := expectGuard(t, url, 1, []string{"requires an API key: set GUARD_API_KEY to a key"}, "diff", "-f", controls)
+	out += expectGuard(t, regular, 1, []string{"not allowed to change policy", "set it to an admin key"}, "apply", "-f", controls)
+	out += expectGuard(t, append(url, "GUARD_API_KEY=wrong-secret-key"), 1, []string{"does not accept the key in GUARD_API_KEY"}, "export")
+	_, _, stderr := guardCLI(t, regular, "apply", "-f", controls)
 	if strings.Contains(out+stderr, "secret-key") {
 		t.Fatalf("a key was printed:\n%s%s", out, stderr)
 	}
 	// A regular key reads: diff works with it.
-	expectCLI(t, regular, 2, []string{"+ control block-ssn (create)", "+ agent support-bot (create, no steps)",
+	expectGuard(t, regular, 2, []string{"+ control block-ssn (create)", "+ agent support-bot (create, no steps)",
 		"Plan: 3 controls to create, 0 to update, 0 to delete; 2 agents to change."}, "diff", "-f", controls)
 
 	// Apply, then apply again: nothing to do.
-	expectCLI(t, admin, 0, []string{"created control block-ssn", "created agent support-bot", "linked block-ssn to agent support-bot", "Applied."},
+	expectGuard(t, admin, 0, []string{"created control block-ssn", "created agent support-bot", "linked block-ssn to agent support-bot", "Applied."},
 		"apply", "-f", controls)
-	expectCLI(t, admin, 0, []string{"No changes: the server matches the files."}, "apply", "-f", controls)
-	expectCLI(t, admin, 0, []string{"No changes"}, "diff", "-f", controls)
+	expectGuard(t, admin, 0, []string{"No changes: the server matches the files."}, "apply", "-f", controls)
+	expectGuard(t, admin, 0, []string{"No changes"}, "diff", "-f", controls)
 	if got := p.evalWithKey(t, "admin-secret-key", "support-bot", "my ssn is 123-45-6789"); got != "deny" {
 		t.Fatalf("decision after apply: %s", got)
 	}
@@ -106,8 +106,8 @@ func TestPolicyAsCodeEndToEnd(t *testing.T) {
 	if changedText == string(raw) {
 		t.Fatal("the example file changed: update this test's edits")
 	}
-	changed := writeFile(t, t.TempDir(), "controls.yaml", changedText)
-	expectCLI(t, admin, 0, []string{"ok: 1 file valid"}, "validate", "-f", changed)
+	changed := writePolicyFile(t, t.TempDir(), "controls.yaml", changedText)
+	expectGuard(t, admin, 0, []string{"ok: 1 file valid"}, "validate", "-f", changed)
 	diffWant := []string{
 		"~ control block-ssn (id 1, version 1)",
 		`    ~ data.condition.evaluator.config.pattern: "\\b\\d{3}-\\d{2}-\\d{4}\\b" -> "\\b\\d{3}[- ]\\d{2}[- ]\\d{4}\\b"`,
@@ -118,12 +118,12 @@ func TestPolicyAsCodeEndToEnd(t *testing.T) {
 		"    - link refund-approval",
 		"Plan: 0 controls to create, 2 to update, 0 to delete; 1 agent to change.",
 	}
-	expectCLI(t, admin, 2, diffWant, "diff", "-f", changed)
-	expectCLI(t, admin, 2, diffWant, "apply", "--dry-run", "-f", changed)
-	expectCLI(t, admin, 2, diffWant, "diff", "-f", changed) // the dry run changed nothing
-	expectCLI(t, admin, 0, []string{"updated control block-ssn (version 2)", "disabled control drop-table (version 2)",
+	expectGuard(t, admin, 2, diffWant, "diff", "-f", changed)
+	expectGuard(t, admin, 2, diffWant, "apply", "--dry-run", "-f", changed)
+	expectGuard(t, admin, 2, diffWant, "diff", "-f", changed) // the dry run changed nothing
+	expectGuard(t, admin, 0, []string{"updated control block-ssn (version 2)", "disabled control drop-table (version 2)",
 		"linked drop-table to agent support-bot", "unlinked refund-approval from agent support-bot", "Applied."}, "apply", "-f", changed)
-	expectCLI(t, admin, 0, []string{"No changes"}, "apply", "-f", changed)
+	expectGuard(t, admin, 0, []string{"No changes"}, "apply", "-f", changed)
 	if got := p.evalWithKey(t, "admin-secret-key", "support-bot", "my ssn is 123 45 6789"); got != "deny" {
 		t.Fatalf("decision with the new pattern: %s", got)
 	}
@@ -131,37 +131,37 @@ func TestPolicyAsCodeEndToEnd(t *testing.T) {
 	// Export: the same file format, deterministic, and applying it changes nothing.
 	dir := t.TempDir()
 	exported := filepath.Join(dir, "exported.yaml")
-	expectCLI(t, admin, 0, []string{"wrote 3 controls and 2 agents to " + exported}, "export", "-o", exported)
-	stdoutExport := expectCLI(t, regular, 0, nil, "export")
+	expectGuard(t, admin, 0, []string{"wrote 3 controls and 2 agents to " + exported}, "export", "-o", exported)
+	stdoutExport := expectGuard(t, regular, 0, nil, "export")
 	fileExport, err := os.ReadFile(exported)
 	if err != nil || string(fileExport) != stdoutExport {
 		t.Fatalf("export -o and export to stdout differ (%v):\n%s\n---\n%s", err, fileExport, stdoutExport)
 	}
-	expectCLI(t, admin, 0, []string{"ok: 1 file valid (3 controls, 2 agents, 0 tests)"}, "validate", "-f", exported)
-	expectCLI(t, admin, 0, []string{"No changes"}, "diff", "-f", exported)
-	expectCLI(t, admin, 0, []string{"No changes"}, "apply", "--prune", "-f", exported)
+	expectGuard(t, admin, 0, []string{"ok: 1 file valid (3 controls, 2 agents, 0 tests)"}, "validate", "-f", exported)
+	expectGuard(t, admin, 0, []string{"No changes"}, "diff", "-f", exported)
+	expectGuard(t, admin, 0, []string{"No changes"}, "apply", "--prune", "-f", exported)
 
 	// Prune: a file without drop-table deletes it (and unlinks it) only with --prune.
-	pruned := writeFile(t, dir, "pruned.yaml", strings.NewReplacer(
+	pruned := writePolicyFile(t, dir, "pruned.yaml", strings.NewReplacer(
 		"controls: [block-ssn, drop-table]", "controls: [block-ssn]",
 		"controls: [drop-table]", "controls: []",
 	).Replace(changedText[:strings.Index(changedText, "  - name: drop-table")]+changedText[strings.Index(changedText, "agents:"):]))
-	expectCLI(t, admin, 2, []string{"~ agent analytics-bot", "    - link drop-table", "~ agent support-bot", "    - link drop-table",
+	expectGuard(t, admin, 2, []string{"~ agent analytics-bot", "    - link drop-table", "~ agent support-bot", "    - link drop-table",
 		"Plan: 0 controls to create, 0 to update, 0 to delete; 2 agents to change."}, "diff", "-f", pruned)
-	expectCLI(t, admin, 2, []string{"- control drop-table (id 2, delete; linked to 2 agents now)",
+	expectGuard(t, admin, 2, []string{"- control drop-table (id 2, delete; linked to 2 agents now)",
 		"Plan: 0 controls to create, 0 to update, 1 to delete; 2 agents to change."}, "diff", "--prune", "-f", pruned)
-	expectCLI(t, admin, 0, []string{"deleted control drop-table", "Applied."}, "apply", "--prune", "-f", pruned)
-	expectCLI(t, admin, 0, []string{"No changes"}, "apply", "--prune", "-f", pruned)
+	expectGuard(t, admin, 0, []string{"deleted control drop-table", "Applied."}, "apply", "--prune", "-f", pruned)
+	expectGuard(t, admin, 0, []string{"No changes"}, "apply", "--prune", "-f", pruned)
 	if list := p.getWithKey(t, "admin-secret-key", "/api/v1/controls?name=drop-table"); strings.Contains(list, `"drop-table"`) {
 		t.Fatalf("drop-table still listed: %s", list)
 	}
 
 	// Bad input: usage errors exit 2, an unreachable server names its URL, an invalid file exits 1.
-	expectCLI(t, admin, 2, []string{"usage: guard apply"}, "apply")
-	expectCLI(t, admin, 2, []string{"usage: guard diff"}, "diff", "--no-such-flag", "-f", controls)
-	expectCLI(t, nil, 1, []string{"cannot reach the guard server at http://127.0.0.1:1"}, "diff", "--server", "http://127.0.0.1:1", "-f", controls)
-	bad := writeFile(t, dir, "bad.yaml", "controls:\n  - name: x\n    data: {condition: {selector: {path: input}}, action: {decision: deny}}\n    extra: 1\n")
-	expectCLI(t, admin, 1, []string{bad + ": controls.0.extra: unknown field", "FAIL: "}, "apply", "-f", bad)
+	expectGuard(t, admin, 2, []string{"usage: guard apply"}, "apply")
+	expectGuard(t, admin, 2, []string{"usage: guard diff"}, "diff", "--no-such-flag", "-f", controls)
+	expectGuard(t, nil, 1, []string{"cannot reach the guard server at http://127.0.0.1:1"}, "diff", "--server", "http://127.0.0.1:1", "-f", controls)
+	bad := writePolicyFile(t, dir, "bad.yaml", "controls:\n  - name: x\n    data: {condition: {selector: {path: input}}, action: {decision: deny}}\n    extra: 1\n")
+	expectGuard(t, admin, 1, []string{bad + ": controls.0.extra: unknown field", "FAIL: "}, "apply", "-f", bad)
 }
 
 // evalWithKey evaluates an llm step of agent at the pre stage and returns the decision.
