@@ -70,6 +70,9 @@ func documents(raw []byte) ([]json.RawMessage, error) {
 			err := json.Unmarshal(t, &v)
 			return nil, fmt.Errorf("not valid JSON: %w", err)
 		}
+		if err := checkJSONDuplicates(t); err != nil {
+			return nil, fmt.Errorf("not valid JSON: %w", err)
+		}
 		return []json.RawMessage{t}, nil
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(raw))

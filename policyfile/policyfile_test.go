@@ -107,6 +107,7 @@ func TestParseProblems(t *testing.T) {
 		{"not yaml", "controls: [\n", nil},
 		{"empty", "", []string{`f.yaml: holds no document: expected controls, agents and/or tests`}},
 		{"bad json", `{"controls": [}`, nil},
+		{"duplicate json key", `{"controls": [{"name": "a", "name": "b"}]}`, []string{`f.yaml: not valid JSON: controls.0: key "name" appears twice`}},
 		{"non-string key", "controls:\n  - name: a\n    data: {1: x}\n", nil},
 	}
 	for _, c := range cases {
