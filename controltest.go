@@ -23,6 +23,9 @@ import (
 // The per-control form names one control and says whether its condition matches the step:
 //
 //	{"name": "ssn is found", "control": "block-ssn", "step": {...}, "stage": "pre", "expect": "match"}
+//
+// When RunTests is given exactly one control, a per-control case may leave control out: it is about that
+// control (the form of tests kept with a control's own data).
 type TestCase struct {
 	Name    string     `json:"name"`
 	Control string     `json:"control,omitempty"` // the per-control form: the one control this test is about
@@ -90,7 +93,8 @@ type TestResult struct {
 }
 
 // ValidateTestCases checks the shape of test cases against the controls they name, reporting every problem
-// with its path (tests.<i>.<field>). controls may be nil to skip the check of names.
+// with its path (tests.<i>.<field>). controls may be nil to skip the check of names; a per-control case
+// without a control is valid only when controls holds exactly one.
 func ValidateTestCases(cases []TestCase, controls []Control) error {
 	known := map[string]bool{}
 	for _, c := range controls {
@@ -124,9 +128,9 @@ func ValidateTestCases(cases []TestCase, controls []Control) error {
 			if e.Match != ExpectMatch && e.Match != ExpectNoMatch {
 				add(at+".expect", CodeEnum, "must be match, no_match or an object {decision, matches, no_matches}")
 			}
-			if tc.Control == "" {
+			if tc.Control == "" && len(controls) != 1 {
 				add(at+".control", CodeRequired, "is required when expect is match or no_match")
-			} else {
+			} else if tc.Control != "" {
 				checkName(at+".control", tc.Control)
 			}
 		default:
@@ -217,13 +221,17 @@ func RunTests(ctx context.Context, controls []Control, cases []TestCase, opts ..
 		tr := TestResult{Name: tc.Name}
 		fail := func(format string, a ...any) { tr.Failures = append(tr.Failures, fmt.Sprintf(format, a...)) }
 		if tc.Expect.Match != "" {
-			got, res, err := matchOf(tc, tc.Control)
+			name := tc.Control
+			if name == "" {
+				name = controls[0].Name // validated: the only control
+			}
+			got, res, err := matchOf(tc, name)
 			if err != nil {
 				return nil, err
 			}
 			tr.Result = res
 			if got != tc.Expect.Match {
-				fail("control %s: expected %s, got %s", tc.Control, tc.Expect.Match, got)
+				fail("control %s: expected %s, got %s", name, tc.Expect.Match, got)
 			}
 		} else {
 			step := tc.Step

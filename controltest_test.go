@@ -117,6 +117,25 @@ func TestRunTestsInvalid(t *testing.T) {
 	}
 }
 
+// With one control, per-control cases may leave the control out: the form of tests kept with a control.
+func TestRunTestsOneControl(t *testing.T) {
+	one := testControls(t)[:1] // block-ssn
+	cases := []guard.TestCase{
+		{Name: "found", Step: guard.Step{Type: "llm", Input: "ssn 123-45-6789"}, Stage: guard.StagePre, Expect: guard.TestExpect{Match: guard.ExpectMatch}},
+		{Name: "not found", Step: guard.Step{Type: "llm", Input: "ssn 123-45-6789"}, Stage: guard.StagePre, Expect: guard.TestExpect{Match: guard.ExpectNoMatch}},
+	}
+	res, err := guard.RunTests(context.Background(), one, cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res[0].Passed || res[1].Passed || !reflect.DeepEqual(res[1].Failures, []string{"control block-ssn: expected no_match, got match"}) {
+		t.Fatalf("%+v", res)
+	}
+	if _, err := guard.RunTests(context.Background(), testControls(t), cases[:1]); err == nil {
+		t.Fatal("a case without its control was accepted with several controls")
+	}
+}
+
 func TestTestExpectJSON(t *testing.T) {
 	cases := []struct {
 		in   string
