@@ -30,14 +30,29 @@ type Options struct {
 // and agents and tests name controls that are defined. The error is an *Error with every problem of
 // every file, or the error of a file that cannot be read.
 func Load(paths []string, opts Options) (*Policy, error) {
-	var parts []*Policy
-	var probs []Problem
+	srcs := make([]Source, 0, len(paths))
 	for _, path := range paths {
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
-		p, ps := parse(path, raw, opts)
+		srcs = append(srcs, Source{Name: path, Data: raw})
+	}
+	return LoadSources(srcs, opts)
+}
+
+// Source is the content of one policy file and the name messages give it (a path, "<stdin>").
+type Source struct {
+	Name string
+	Data []byte
+}
+
+// LoadSources is Load for contents already read.
+func LoadSources(srcs []Source, opts Options) (*Policy, error) {
+	var parts []*Policy
+	var probs []Problem
+	for _, src := range srcs {
+		p, ps := parse(src.Name, src.Data, opts)
 		parts = append(parts, p)
 		probs = append(probs, ps...)
 	}

@@ -33,7 +33,7 @@ func applyOrDiff(ctx context.Context, env *commandEnv, args []string, name, usag
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	var files fileList
-	fs.Var(&files, "f", "a policy file (YAML or JSON); repeat the flag, or list more files after the flags")
+	fs.Var(&files, "f", "a policy file (YAML or JSON; - for the standard input); repeat the flag, or list more files")
 	var rf remoteFlags
 	rf.register(fs)
 	prune := fs.Bool("prune", false, "delete the server's controls that no file names (unlinking them from every agent)")

@@ -12,12 +12,18 @@ import (
 // runPolicyCmd runs a registered command in-process and returns its exit status and outputs.
 func runPolicyCmd(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runPolicyCmdStdin(t, env, "", args...)
+}
+
+// runPolicyCmdStdin is runPolicyCmd with stdin as the standard input.
+func runPolicyCmdStdin(t *testing.T, env map[string]string, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd, ok := commands[args[0]]
 	if !ok {
 		t.Fatalf("no command %q", args[0])
 	}
-	e := &commandEnv{getenv: func(k string) string { return env[k] }, stdin: strings.NewReader(""), stdout: &out, stderr: &errOut}
+	e := &commandEnv{getenv: func(k string) string { return env[k] }, stdin: strings.NewReader(stdin), stdout: &out, stderr: &errOut}
 	err := cmd.run(context.Background(), e, args[1:])
 	code = exitStatus(err)
 	if err != nil && code == 1 && !strings.HasPrefix(err.Error(), "exit status") {
@@ -36,6 +42,21 @@ func writePolicyFile(t *testing.T, dir, name, body string) string {
 }
 
 const policyExamplesDir = "../policy"
+
+func TestValidateStandardInput(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(policyExamplesDir, "controls.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runPolicyCmdStdin(t, nil, string(raw), "validate", "-f", "-", "-f", filepath.Join(policyExamplesDir, "tests.yaml"))
+	if code != 0 || !strings.Contains(stdout, "ok: 2 files valid (3 controls, 2 agents, 5 tests)") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runPolicyCmdStdin(t, nil, "controls:\n  - {name: x}\n", "validate", "-f", "-")
+	if code != 1 || !strings.Contains(stdout, `<stdin>: control "x": controls.0.data: is required`) {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+}
 
 func TestValidateAndTestCommands(t *testing.T) {
 	dir := t.TempDir()
@@ -62,6 +83,8 @@ func TestValidateAndTestCommands(t *testing.T) {
 	}{
 		{"validate examples", []string{"validate", "-f", controls, "-f", tests}, 0, []string{"ok: 2 files valid (3 controls, 2 agents, 5 tests)"}, ""},
 		{"validate positional files", []string{"validate", "-f", controls, tests}, 0, []string{"ok: 2 files valid"}, ""},
+		{"validate flags after files", []string{"validate", controls, "-f", tests}, 0, []string{"ok: 2 files valid"}, ""},
+		{"validate standard input twice", []string{"validate", "-f", "-", "-f", "-"}, 1, nil, "standard input (-) can be given once"},
 		{"validate bad file", []string{"validate", "-f", bad}, 1, []string{
 			bad + `: control "x": controls.0.data.condition.evaluator.config.patern: `,
 			bad + `: control "x": controls.0.data.action.decision: `,

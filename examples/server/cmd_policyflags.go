@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/guardrail-control/guard/policyfile"
@@ -29,13 +31,22 @@ func parsePolicyFlags(fs *flag.FlagSet, usage string, args []string) ([]string, 
 		fmt.Fprintf(fs.Output(), "usage: %s\n", usage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
+	// Flags may follow positional arguments too (`guard validate a.yaml -f b.yaml`): parse, take one
+	// positional argument, parse the rest again.
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &exitError{code: 2}
 		}
-		return nil, &exitError{code: 2}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, args[0]), args[1:]
 	}
-	return fs.Args(), nil
 }
 
 // usageFail prints msg and the usage and asks for exit status 2.
@@ -45,10 +56,37 @@ func usageFail(fs *flag.FlagSet, msg string) error {
 	return &exitError{code: 2}
 }
 
-// loadPolicy reads policy files strictly (evaluators this binary does not have are errors, as on the
+// maxPolicyBytes bounds what is read from the standard input.
+const maxPolicyBytes = 64 << 20
+
+// loadPolicy reads policy files ("-" is the standard input) strictly (evaluators this binary does not have are errors, as on the
 // server). An invalid policy prints every problem to out and asks for exit status 1.
 func loadPolicy(files []string, env *commandEnv) (*policyfile.Policy, error) {
-	pol, err := policyfile.Load(files, policyfile.Options{})
+	srcs := make([]policyfile.Source, 0, len(files))
+	stdinUsed := false
+	for _, f := range files {
+		var raw []byte
+		var err error
+		name := f
+		if f == "-" {
+			// `guard export | guard apply -f -`
+			if stdinUsed {
+				return nil, errors.New("the standard input (-) can be given once")
+			}
+			stdinUsed, name = true, "<stdin>"
+			raw, err = io.ReadAll(io.LimitReader(env.stdin, maxPolicyBytes+1))
+			if err == nil && len(raw) > maxPolicyBytes {
+				err = fmt.Errorf("the standard input holds more than %d MiB", maxPolicyBytes>>20)
+			}
+		} else {
+			raw, err = os.ReadFile(f)
+		}
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, policyfile.Source{Name: name, Data: raw})
+	}
+	pol, err := policyfile.LoadSources(srcs, policyfile.Options{})
 	if err != nil {
 		var pe *policyfile.Error
 		if errors.As(err, &pe) {

@@ -16,7 +16,7 @@ func runValidate(_ context.Context, env *commandEnv, args []string) error {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	var files fileList
-	fs.Var(&files, "f", "a policy file (YAML or JSON); repeat the flag, or list more files after the flags")
+	fs.Var(&files, "f", "a policy file (YAML or JSON; - for the standard input); repeat the flag, or list more files")
 	rest, err := parsePolicyFlags(fs, "guard validate -f FILE...", args)
 	if err != nil {
 		return err

@@ -140,6 +140,13 @@ func TestPolicyAsCodeEndToEnd(t *testing.T) {
 	expectGuard(t, admin, 0, []string{"ok: 1 file valid (3 controls, 2 agents, 0 tests)"}, "validate", "-f", exported)
 	expectGuard(t, admin, 0, []string{"No changes"}, "diff", "-f", exported)
 	expectGuard(t, admin, 0, []string{"No changes"}, "apply", "--prune", "-f", exported)
+	// export | apply -f - round-trips.
+	pipe := exec.Command(buildServer(t), "apply", "--prune", "-f", "-")
+	pipe.Env = append(os.Environ(), admin...)
+	pipe.Stdin = strings.NewReader(stdoutExport)
+	if out, err := pipe.CombinedOutput(); err != nil || !strings.Contains(string(out), "No changes: the server matches the files.") {
+		t.Fatalf("export | apply -f -: %v\n%s", err, out)
+	}
 
 	// Prune: a file without drop-table deletes it (and unlinks it) only with --prune.
 	pruned := writePolicyFile(t, dir, "pruned.yaml", strings.NewReplacer(
