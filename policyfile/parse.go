@@ -363,6 +363,7 @@ func (d *docParser) agent(raw json.RawMessage, at string) {
 }
 
 func (d *docParser) test(raw json.RawMessage, at string) {
+	before := len(d.probs)
 	obj, ok := d.object(raw, "", at, "name", "control", "step", "stage", "expect")
 	if !ok {
 		return
@@ -380,7 +381,7 @@ func (d *docParser) test(raw json.RawMessage, at string) {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			d.add("", join(at, te.Field), "must be a JSON "+te.Value+" of the right type")
-		} else if len(d.probs) == 0 {
+		} else if len(d.probs) == before { // not already reported as an unknown field
 			d.add("", at, err.Error())
 		}
 		return
