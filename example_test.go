@@ -124,3 +124,34 @@ func ExampleEngine_Update() {
 	// Output:
 	// controls.0.condition.evaluator.config.pattern
 }
+
+// Unit-test a control set: the same cases `guard test` reads from a file.
+func ExampleRunTests() {
+	controls := make([]guard.Control, 0, len(exampleControls))
+	for _, c := range exampleControls {
+		data, err := guard.ParseControlData([]byte(c.data))
+		if err != nil {
+			panic(err)
+		}
+		controls = append(controls, guard.Control{ID: c.id, Name: c.name, Data: data})
+	}
+	cases := []guard.TestCase{
+		{Name: "an ssn is denied", Step: guard.Step{Type: "llm", Name: "chat", Input: "ssn 123-45-6789"},
+			Stage: guard.StagePre, Expect: guard.TestExpect{Decision: guard.DecisionDeny, Matches: []string{"block-ssn"}}},
+		{Name: "a phone number is not an ssn", Control: "block-ssn", Step: guard.Step{Type: "llm", Name: "chat", Input: "call 555-0100"},
+			Stage: guard.StagePre, Expect: guard.TestExpect{Match: guard.ExpectNoMatch}},
+		{Name: "managers refund freely", Step: guard.Step{Type: "tool", Name: "refund", Context: map[string]any{"user_role": "clerk"}},
+			Stage: guard.StagePre, Expect: guard.TestExpect{Decision: guard.DecisionAllow}},
+	}
+	results, err := guard.RunTests(context.Background(), controls, cases)
+	if err != nil {
+		panic(err) // controls that do not compile, or cases that do not validate
+	}
+	for _, r := range results {
+		fmt.Println(r.Passed, r.Name, r.Failures)
+	}
+	// Output:
+	// true an ssn is denied []
+	// true a phone number is not an ssn []
+	// false managers refund freely [decision: expected allow, got steer (matched: refund-approval (steer))]
+}

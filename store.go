@@ -35,6 +35,13 @@ type ControlStore interface {
 	UpdateControl(ctx context.Context, id int64, patch ControlPatch) (ControlRecord, error)
 	// PutControlData replaces the data and returns the new version number.
 	PutControlData(ctx context.Context, id int64, data ControlData) (int, error)
+	// UpdateControlIf and PutControlDataIf are UpdateControl and PutControlData applied only when the
+	// control is at version ifVersion, checked in the write's transaction: otherwise nothing changes and
+	// the error is a *VersionMismatchError. They make concurrent read-modify-write cycles safe (If-Match).
+	UpdateControlIf(ctx context.Context, id int64, patch ControlPatch, ifVersion int) (ControlRecord, error)
+	PutControlDataIf(ctx context.Context, id int64, data ControlData, ifVersion int) (int, error)
+	// DeleteControlIf is DeleteControl under the same condition.
+	DeleteControlIf(ctx context.Context, id int64, force bool, ifVersion int) ([]string, error)
 	// DeleteControl soft-deletes; without force a linked control gives *ControlInUseError. It returns the
 	// agents the control was unlinked from.
 	DeleteControl(ctx context.Context, id int64, force bool) ([]string, error)

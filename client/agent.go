@@ -89,7 +89,7 @@ func Init(ctx context.Context, cfg Config) (*Agent, error) {
 
 	var fileControls []guard.Control
 	if s.controlsFile != "" {
-		if fileControls, err = LoadControlsFile(s.controlsFile, s.Registry); err != nil {
+		if fileControls, err = loadControlsFileFor(s.controlsFile, a.name, s.Registry); err != nil {
 			a.closeTransport()
 			return nil, err
 		}

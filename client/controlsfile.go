@@ -1,86 +1,71 @@
 package client
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/client/policyfile"
 )
 
-// fileControl is one entry of a controls file. ID is optional: without it the control gets its position
-// in the file (1, 2, ...), which is what its events and errors carry.
-type fileControl struct {
-	ID   int64           `json:"id,omitempty"`
-	Name string          `json:"name"`
-	Data json.RawMessage `json:"data"`
-}
-
-// LoadControlsFile reads a controls file (contract section 8):
+// LoadControlsFile reads a controls file: a policy file (package policyfile, docs/policy-files.md), the
+// format `guard apply` and `guard export` use too:
 //
 //	controls:
 //	  - name: block-ssn
 //	    data: {...}   # a ControlData object
 //
 // Each control's data goes through guard.ParseControlData (defaults, legacy form, validation). Evaluators
-// reg does not have are accepted; in-process they fall to their on_error. Any problem is an error that
-// names the control and the field (controls.<i>.data.<field>).
+// reg does not have are accepted; in-process they fall to their on_error. A control's id is its `id` in
+// the file or, without one, its position (1, 2, ...), which is what its events and errors carry. Every
+// problem is reported with the file, the control and the field (controls.<i>.data.<field>). It returns
+// every control of the file; agents and tests in the file are checked but not used.
 func LoadControlsFile(path string, reg *evaluator.Registry) ([]guard.Control, error) {
+	pol, err := loadPolicy(path, reg)
+	if err != nil {
+		return nil, err
+	}
+	return pol.EngineControls(), nil
+}
+
+// loadControlsFileFor is LoadControlsFile for one agent: when the file lists agents (an exported policy
+// does), the agent gets only the controls linked to it there (none when the file does not list it);
+// a file without agents gives every control, as LoadControlsFile does.
+func loadControlsFileFor(path, agent string, reg *evaluator.Registry) ([]guard.Control, error) {
+	pol, err := loadPolicy(path, reg)
+	if err != nil {
+		return nil, err
+	}
+	all := pol.EngineControls()
+	if len(pol.Agents) == 0 {
+		return all, nil
+	}
+	linked := map[string]bool{}
+	for _, a := range pol.Agents {
+		if a.Name == agent {
+			for _, n := range a.Controls {
+				linked[n] = true
+			}
+		}
+	}
+	out := []guard.Control{}
+	for _, c := range all {
+		if linked[c.Name] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func loadPolicy(path string, reg *evaluator.Registry) (*policyfile.Policy, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("guard client: controls file: %w", err)
 	}
-	return parseControlsFile(path, raw, reg)
-}
-
-func parseControlsFile(path string, raw []byte, reg *evaluator.Registry) ([]guard.Control, error) {
-	if reg == nil {
-		reg = evaluator.Default
-	}
-	js, err := yaml.YAMLToJSON(raw)
+	pol, err := policyfile.Parse(path, raw, policyfile.Options{Registry: reg, AllowUnknownEvaluators: true})
 	if err != nil {
-		return nil, fmt.Errorf("guard client: controls file %s: not valid YAML: %w", path, err)
+		return nil, fmt.Errorf("guard client: controls file: %w", err)
 	}
-	var doc struct {
-		Controls []fileControl `json:"controls"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("guard client: controls file %s: expected a top-level \"controls\" list of {id?, name, data}: %w", path, err)
-	}
-	out := make([]guard.Control, 0, len(doc.Controls))
-	seen := map[string]bool{}
-	for i, fc := range doc.Controls {
-		where := fmt.Sprintf("controls.%d", i)
-		if err := guard.ValidateControlName(fc.Name); err != nil {
-			return nil, fmt.Errorf("guard client: controls file %s: %s.name: %w", path, where, err)
-		}
-		if seen[fc.Name] {
-			return nil, fmt.Errorf("guard client: controls file %s: %s.name: control %q appears twice", path, where, fc.Name)
-		}
-		seen[fc.Name] = true
-		if len(fc.Data) == 0 || string(fc.Data) == "null" {
-			return nil, fmt.Errorf("guard client: controls file %s: control %q: %s.data is required", path, fc.Name, where)
-		}
-		d, err := guard.ParseControlData(fc.Data, guard.WithValidationRegistry(reg), guard.AllowUnknownEvaluators())
-		if err != nil {
-			var ve *guard.ValidationError
-			if errors.As(err, &ve) {
-				err = ve.WithPrefix(where + ".data")
-			}
-			return nil, fmt.Errorf("guard client: controls file %s: control %q: %w", path, fc.Name, err)
-		}
-		id := fc.ID
-		if id <= 0 {
-			id = int64(i + 1)
-		}
-		out = append(out, guard.Control{ID: id, Name: fc.Name, Data: d})
-	}
-	return out, nil
+	return pol, nil
 }

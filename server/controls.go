@@ -153,6 +153,7 @@ func (s *Server) getControl(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	setVersionETag(w, rec.Version)
 	problem.WriteJSON(w, http.StatusOK, rec)
 }
 
@@ -173,12 +174,24 @@ func (s *Server) patchControl(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rec, err := s.store.UpdateControl(r.Context(), id, guard.ControlPatch{Name: req.Name, Enabled: req.Enabled})
+	ifVersion, err := ifMatchVersion(r.Context(), r, id, s.store.GetControl)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	patch := guard.ControlPatch{Name: req.Name, Enabled: req.Enabled}
+	var rec guard.ControlRecord
+	if ifVersion > 0 {
+		rec, err = s.store.UpdateControlIf(r.Context(), id, patch, ifVersion)
+	} else {
+		rec, err = s.store.UpdateControl(r.Context(), id, patch)
+	}
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
 	s.cache.invalidate()
+	setVersionETag(w, rec.Version)
 	problem.WriteJSON(w, http.StatusOK, rec)
 }
 
@@ -193,7 +206,17 @@ func (s *Server) deleteControl(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	agents, err := s.store.DeleteControl(r.Context(), id, force != nil && *force)
+	ifVersion, err := ifMatchVersion(r.Context(), r, id, s.store.GetControl)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var agents []string
+	if ifVersion > 0 {
+		agents, err = s.store.DeleteControlIf(r.Context(), id, force != nil && *force, ifVersion)
+	} else {
+		agents, err = s.store.DeleteControl(r.Context(), id, force != nil && *force)
+	}
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -234,12 +257,23 @@ func (s *Server) putControlData(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	version, err := s.store.PutControlData(r.Context(), id, data)
+	ifVersion, err := ifMatchVersion(r.Context(), r, id, s.store.GetControl)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	var version int
+	if ifVersion > 0 {
+		version, err = s.store.PutControlDataIf(r.Context(), id, data, ifVersion)
+	} else {
+		version, err = s.store.PutControlData(r.Context(), id, data)
+	}
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
 	s.cache.invalidate()
+	setVersionETag(w, version)
 	problem.WriteJSON(w, http.StatusOK, struct {
 		Success bool `json:"success"`
 		Version int  `json:"version"`

@@ -172,6 +172,27 @@ func (s *Store) GetControl(ctx context.Context, id int64) (guard.ControlRecord, 
 // ("renamed", then "enabled"/"disabled"); a patch that changes nothing writes none. A control without
 // data cannot be enabled (*guard.ValidationError on field "enabled").
 func (s *Store) UpdateControl(ctx context.Context, id int64, patch guard.ControlPatch) (guard.ControlRecord, error) {
+	return s.updateControl(ctx, id, patch, 0)
+}
+
+// UpdateControlIf is UpdateControl when the control is at version ifVersion (> 0); otherwise it changes
+// nothing and returns a *guard.VersionMismatchError. The check and the write share one transaction.
+func (s *Store) UpdateControlIf(ctx context.Context, id int64, patch guard.ControlPatch, ifVersion int) (guard.ControlRecord, error) {
+	if ifVersion <= 0 {
+		return guard.ControlRecord{}, problem("version", guard.CodeInvalid, "must be a positive version number")
+	}
+	return s.updateControl(ctx, id, patch, ifVersion)
+}
+
+// checkVersion refuses a conditional write whose expected version is not the row's (0: unconditional).
+func checkVersion(row *controlRow, ifVersion int) error {
+	if ifVersion != 0 && row.Version != ifVersion {
+		return &guard.VersionMismatchError{ControlID: row.ID, Expected: ifVersion, Current: row.Version}
+	}
+	return nil
+}
+
+func (s *Store) updateControl(ctx context.Context, id int64, patch guard.ControlPatch, ifVersion int) (guard.ControlRecord, error) {
 	if patch.Name != nil {
 		if err := checkControlName(*patch.Name); err != nil {
 			return guard.ControlRecord{}, err
@@ -181,6 +202,9 @@ func (s *Store) UpdateControl(ctx context.Context, id int64, patch guard.Control
 	err := s.policyTx(ctx, func(tx *sqlx.Tx, epoch int64) error {
 		var err error
 		if row, err = s.loadControl(ctx, tx, id, false); err != nil {
+			return err
+		}
+		if err := checkVersion(&row, ifVersion); err != nil {
 			return err
 		}
 		at, changed := now(), false
@@ -219,6 +243,19 @@ func (s *Store) UpdateControl(ctx context.Context, id int64, patch guard.Control
 // PutControlData replaces a control's data (its enabled flag becomes data.Enabled) and returns the new
 // version number (event "updated").
 func (s *Store) PutControlData(ctx context.Context, id int64, data guard.ControlData) (int, error) {
+	return s.putControlData(ctx, id, data, 0)
+}
+
+// PutControlDataIf is PutControlData when the control is at version ifVersion (> 0); otherwise it changes
+// nothing and returns a *guard.VersionMismatchError. The check and the write share one transaction.
+func (s *Store) PutControlDataIf(ctx context.Context, id int64, data guard.ControlData, ifVersion int) (int, error) {
+	if ifVersion <= 0 {
+		return 0, problem("version", guard.CodeInvalid, "must be a positive version number")
+	}
+	return s.putControlData(ctx, id, data, ifVersion)
+}
+
+func (s *Store) putControlData(ctx context.Context, id int64, data guard.ControlData, ifVersion int) (int, error) {
 	data, err := normalizeData(&data)
 	if err != nil {
 		return 0, err
@@ -231,6 +268,9 @@ func (s *Store) PutControlData(ctx context.Context, id int64, data guard.Control
 	err = s.policyTx(ctx, func(tx *sqlx.Tx, epoch int64) error {
 		var err error
 		if row, err = s.loadControl(ctx, tx, id, false); err != nil {
+			return err
+		}
+		if err := checkVersion(&row, ifVersion); err != nil {
 			return err
 		}
 		row.Data, row.Enabled = []byte(enc), data.Enabled
@@ -246,10 +286,26 @@ func (s *Store) PutControlData(ctx context.Context, id int64, data guard.Control
 // linked to agents gives *guard.ControlInUseError (agents sorted by name) unless force is set, in which
 // case it is unlinked from them; the names of those agents are returned (never nil).
 func (s *Store) DeleteControl(ctx context.Context, id int64, force bool) ([]string, error) {
+	return s.deleteControl(ctx, id, force, 0)
+}
+
+// DeleteControlIf is DeleteControl when the control is at version ifVersion (> 0); otherwise it changes
+// nothing and returns a *guard.VersionMismatchError. The check and the delete share one transaction.
+func (s *Store) DeleteControlIf(ctx context.Context, id int64, force bool, ifVersion int) ([]string, error) {
+	if ifVersion <= 0 {
+		return nil, problem("version", guard.CodeInvalid, "must be a positive version number")
+	}
+	return s.deleteControl(ctx, id, force, ifVersion)
+}
+
+func (s *Store) deleteControl(ctx context.Context, id int64, force bool, ifVersion int) ([]string, error) {
 	agents := []string{}
 	err := s.policyTx(ctx, func(tx *sqlx.Tx, epoch int64) error {
 		row, err := s.loadControl(ctx, tx, id, false)
 		if err != nil {
+			return err
+		}
+		if err := checkVersion(&row, ifVersion); err != nil {
 			return err
 		}
 		agents = agents[:0]

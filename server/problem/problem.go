@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"go.uber.org/zap"
 
@@ -35,6 +36,7 @@ const (
 	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
 	CodeOriginNotAllowed     = "ORIGIN_NOT_ALLOWED"
 	CodeHostNotAllowed       = "HOST_NOT_ALLOWED"
+	CodePreconditionFailed   = "PRECONDITION_FAILED"
 )
 
 // RequestIDHeader carries the request id; the server's middleware sets it on the response before the
@@ -88,7 +90,14 @@ func From(err error) *Error {
 		return Validation("the request is not valid", ve.Problems...)
 	}
 	var inUse *guard.ControlInUseError
+	var stale *guard.VersionMismatchError
 	switch {
+	case errors.As(err, &stale):
+		// The current version goes back as the ETag, so the writer can re-read and decide.
+		pe := New(http.StatusPreconditionFailed, CodePreconditionFailed,
+			"the control changed since it was read (it is at version "+strconv.Itoa(stale.Current)+"); read it again and retry")
+		pe.Header = http.Header{"Etag": {`"` + strconv.Itoa(stale.Current) + `"`}}
+		return pe
 	case errors.As(err, &inUse):
 		return New(http.StatusConflict, CodeControlInUse, inUse.Error()+"; delete with force=true to unlink it")
 	case errors.Is(err, guard.ErrAgentNotFound):
