@@ -5,8 +5,8 @@ import (
 	"os"
 
 	"github.com/guardrail-control/guard"
-	"github.com/guardrail-control/guard/evaluator"
 	"github.com/guardrail-control/guard/client/policyfile"
+	"github.com/guardrail-control/guard/evaluator"
 )
 
 // LoadControlsFile reads a controls file: a policy file (package policyfile, docs/policy-files.md), the
