@@ -88,7 +88,7 @@ func (s *Server) createControl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cache.invalidate()
-	problem.WriteJSON(w, http.StatusCreated, struct {
+	problem.Respond(w, r, s.log, http.StatusCreated, struct {
 		ControlID int64 `json:"control_id"`
 	}{rec.ID})
 }
@@ -124,7 +124,7 @@ func (s *Server) listControls(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []guard.ControlSummary{}
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Controls   []guard.ControlSummary `json:"controls"`
 		Pagination listPage               `json:"pagination"`
 	}{list, toPage(info)})
@@ -153,7 +153,7 @@ func (s *Server) getControl(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	problem.WriteJSON(w, http.StatusOK, rec)
+	problem.Respond(w, r, s.log, http.StatusOK, rec)
 }
 
 func (s *Server) patchControl(w http.ResponseWriter, r *http.Request) {
@@ -179,7 +179,7 @@ func (s *Server) patchControl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cache.invalidate()
-	problem.WriteJSON(w, http.StatusOK, rec)
+	problem.Respond(w, r, s.log, http.StatusOK, rec)
 }
 
 func (s *Server) deleteControl(w http.ResponseWriter, r *http.Request) {
@@ -202,7 +202,7 @@ func (s *Server) deleteControl(w http.ResponseWriter, r *http.Request) {
 	if agents == nil {
 		agents = []string{}
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Success        bool     `json:"success"`
 		UnlinkedAgents []string `json:"unlinked_agents"`
 	}{true, agents})
@@ -218,7 +218,7 @@ func (s *Server) getControlData(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, guard.ErrNoControlData)
 		return
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Data *guard.ControlData `json:"data"`
 	}{rec.Data})
 }
@@ -240,7 +240,7 @@ func (s *Server) putControlData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cache.invalidate()
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Success bool `json:"success"`
 		Version int  `json:"version"`
 	}{true, version})
@@ -251,7 +251,7 @@ func (s *Server) validateControl(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Valid bool `json:"valid"`
 	}{true})
 }

@@ -45,7 +45,7 @@ func (a *API) PostEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	enq, dropped := a.Recorder.Enqueue(events)
-	problem.WriteJSON(w, http.StatusAccepted, PostEventsResponse{Received: len(events), Enqueued: enq, Dropped: dropped})
+	problem.Respond(w, r, a.logger(), http.StatusAccepted, PostEventsResponse{Received: len(events), Enqueued: enq, Dropped: dropped})
 }
 
 // decodeEvents reads and validates the body of POST /observability/events. The body is decoded once,

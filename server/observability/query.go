@@ -64,7 +64,7 @@ func (a *API) QueryEvents(w http.ResponseWriter, r *http.Request) {
 	if events == nil {
 		events = []guard.Event{}
 	}
-	problem.WriteJSON(w, http.StatusOK, QueryResponse{Events: events, Total: total, Limit: q.Limit, Offset: q.Offset})
+	problem.Respond(w, r, a.logger(), http.StatusOK, QueryResponse{Events: events, Total: total, Limit: q.Limit, Offset: q.Offset})
 }
 
 // toQuery validates the request (every problem at once) and turns it into a store query.
