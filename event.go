@@ -115,3 +115,8 @@ type ControlStatsReport struct {
 	ControlName string       `json:"control_name"`
 	Stats       ControlStats `json:"stats"`
 }
+
+// MaxEventDurationMS bounds Event.ExecutionDurationMS: one day in milliseconds. The server refuses posted
+// events past it, and statistics leave out stored durations outside [0, MaxEventDurationMS] (and
+// confidences outside [0, 1]), so that sums and averages stay finite whatever rows a database holds.
+const MaxEventDurationMS = 24 * 60 * 60 * 1000

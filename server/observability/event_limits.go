@@ -25,7 +25,7 @@ const (
 	MaxMetadataElements = 1024
 	// MaxDurationMS bounds execution_duration_ms: one day. Durations are summed for averages; a bound
 	// keeps the sums of any number of events finite.
-	MaxDurationMS = 24 * 60 * 60 * 1000
+	MaxDurationMS = guard.MaxEventDurationMS
 	// MaxErrorMessageBytes bounds error_message: longer is a 422. Messages between maxErrorMessage (8 KiB)
 	// and this are truncated to 8 KiB, as before, so that one long evaluator error does not cost a
 	// client its whole batch.

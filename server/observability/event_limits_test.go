@@ -1,12 +1,14 @@
 package observability
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
+	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/server/problem"
 )
 
@@ -115,4 +117,32 @@ func TestJSONShape(t *testing.T) {
 			t.Errorf("jsonShape(%s) = %d, %d; want %d, %d", tc.in, d, n, tc.depth, tc.elements)
 		}
 	}
+}
+
+// TestStatsAnswerWithHugeStoredDurations reproduces the issue: two events with execution_duration_ms
+// 1.7e308 made GET /observability/stats answer 200 with an empty body for their agent. They are refused
+// at the API now; stored through the store directly, statistics leave them out and still answer.
+func TestStatsAnswerWithHugeStoredDurations(t *testing.T) {
+	eachStore(t, func(t *testing.T, st guard.EventStore) {
+		if _, ok := st.(*memStore); ok {
+			t.Skip("the in-memory fake does not aggregate in a database")
+		}
+		h := newHarness(t, st, RecorderConfig{})
+		events := mkEvents(0, 3)
+		huge := 1.7e308
+		events[0].ExecutionDurationMS, events[1].ExecutionDurationMS = &huge, &huge
+		if err := st.InsertEvents(context.Background(), events); err != nil {
+			t.Fatal(err)
+		}
+		var got StatsResponse
+		decode(t, h.do(http.MethodGet, statsPath+"?agent_name=agent-a", nil), http.StatusOK, &got)
+		if got.Totals.ExecutionCount != 3 {
+			t.Fatalf("stats = %+v", got)
+		}
+		for _, c := range got.Controls {
+			if c.AvgDurationMS > MaxDurationMS {
+				t.Fatalf("control %d: avg_duration_ms = %v", c.ControlID, c.AvgDurationMS)
+			}
+		}
+	})
 }
