@@ -120,3 +120,7 @@ type ControlStatsReport struct {
 // events past it, and statistics leave out stored durations outside [0, MaxEventDurationMS] (and
 // confidences outside [0, 1]), so that sums and averages stay finite whatever rows a database holds.
 const MaxEventDurationMS = 24 * 60 * 60 * 1000
+
+// MaxEventQueryList bounds each list of an EventQuery (ControlIDs, Actions, CheckStages, StepTypes): every
+// value is a parameter of the SQL query, and databases bound those (SQLite at 32,766).
+const MaxEventQueryList = 100

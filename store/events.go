@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -218,10 +219,31 @@ func eventWhere(q *guard.EventQuery) (string, []any) {
 	return strings.Join(where, ` AND `), args
 }
 
+// checkEventQuery refuses lists longer than guard.MaxEventQueryList: each value is an SQL parameter.
+func checkEventQuery(q *guard.EventQuery) error {
+	var ps []guard.Problem
+	for _, l := range []struct {
+		field string
+		n     int
+	}{{"control_ids", len(q.ControlIDs)}, {"actions", len(q.Actions)}, {"check_stages", len(q.CheckStages)}, {"step_types", len(q.StepTypes)}} {
+		if l.n > guard.MaxEventQueryList {
+			ps = append(ps, guard.Problem{Field: l.field, Code: "max_items",
+				Message: "must hold at most " + strconv.Itoa(guard.MaxEventQueryList) + " values"})
+		}
+	}
+	if len(ps) > 0 {
+		return &guard.ValidationError{Problems: ps}
+	}
+	return nil
+}
+
 // QueryEvents returns the events matching q, newest first, and how many match in all. The limit defaults
 // to 100 and is clamped to 1..1000; a negative offset counts as 0. StartTime is inclusive, EndTime
 // exclusive.
 func (s *Store) QueryEvents(ctx context.Context, q guard.EventQuery) ([]guard.Event, int, error) {
+	if err := checkEventQuery(&q); err != nil {
+		return nil, 0, err
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = defaultEventLimit

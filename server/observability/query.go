@@ -76,6 +76,9 @@ func (req *QueryRequest) toQuery() (guard.EventQuery, error) {
 		TraceID:    req.TraceID,
 		Limit:      DefaultQueryLimit,
 	}
+	if ps := req.checkLimits(); len(ps) > 0 {
+		return guard.EventQuery{}, problem.Validation("the query is not valid", ps...)
+	}
 	var ps []guard.Problem
 	if req.AgentName != "" {
 		name, err := guard.NormalizeAgentName(req.AgentName)
