@@ -25,11 +25,12 @@ const (
 	maxEventProblems = 100  // problems reported for one request at most
 )
 
-// PostEventsResponse is the 202 body of POST /observability/events.
+// PostEventsResponse is the 202 body of POST /observability/events (201 in durable mode, with stored).
 type PostEventsResponse struct {
 	Received int `json:"received"`
 	Enqueued int `json:"enqueued"`
 	Dropped  int `json:"dropped"`
+	Stored   int `json:"stored,omitempty"` // durable mode: events committed before the answer
 }
 
 // PostEvents accepts 1 to 1000 events, validates every one (422 naming events.<i>.<field>; the batch is
@@ -44,8 +45,7 @@ func (a *API) PostEvents(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.logger(), err)
 		return
 	}
-	enq, dropped := a.Recorder.Enqueue(events)
-	problem.Respond(w, r, a.logger(), http.StatusAccepted, PostEventsResponse{Received: len(events), Enqueued: enq, Dropped: dropped})
+	a.admit(w, r, events)
 }
 
 // decodeEvents reads and validates the body of POST /observability/events. The body is decoded once,
