@@ -186,9 +186,14 @@ func (r *Recorder) Enqueue(events []guard.Event) (enqueued, dropped int) {
 	if len(events) == 0 {
 		return 0, 0
 	}
-	sizes := make([]int64, len(events)) // measured before taking the lock: metadata can be large
+	// Measured before taking the lock (metadata can be large), on the stack for an evaluation's events.
+	var small [64]int64
+	sizes := small[:0]
+	if len(events) > len(small) {
+		sizes = make([]int64, 0, len(events))
+	}
 	for i := range events {
-		sizes[i] = eventSize(&events[i])
+		sizes = append(sizes, eventSize(&events[i]))
 	}
 	r.mu.Lock()
 	reason := DropBufferFull
