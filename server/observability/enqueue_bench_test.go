@@ -11,7 +11,7 @@ import (
 // discardStore accepts every batch and keeps nothing.
 type discardStore struct{ memStore }
 
-func (discardStore) InsertEvents(context.Context, []guard.Event) error { return nil }
+func (*discardStore) InsertEvents(context.Context, []guard.Event) error { return nil }
 
 // BenchmarkRecorderEnqueue is the recorder's share of one POST /evaluation with observability on:
 // enqueueing the 10 events of an evaluation of 10 controls (server events carry no metadata).
