@@ -14,6 +14,9 @@ import (
 // does, and checks that the estimate the buffer is bounded by is at least the heap the events really hold
 // (and not wildly above it, which would waste the buffer).
 func TestEventSizeCoversTheHeap(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes the heap's allocation sizes")
+	}
 	shapes := map[string]json.RawMessage{
 		"none":                nil,
 		"small":               json.RawMessage(`{"policy":"gold","score":0.5,"ok":true}`),
