@@ -115,3 +115,12 @@ type ControlStatsReport struct {
 	ControlName string       `json:"control_name"`
 	Stats       ControlStats `json:"stats"`
 }
+
+// MaxEventDurationMS bounds Event.ExecutionDurationMS: one day in milliseconds. The server refuses posted
+// events past it, and statistics leave out stored durations outside [0, MaxEventDurationMS] (and
+// confidences outside [0, 1]), so that sums and averages stay finite whatever rows a database holds.
+const MaxEventDurationMS = 24 * 60 * 60 * 1000
+
+// MaxEventQueryList bounds each list of an EventQuery (ControlIDs, Actions, CheckStages, StepTypes): every
+// value is a parameter of the SQL query, and databases bound those (SQLite at 32,766).
+const MaxEventQueryList = 100

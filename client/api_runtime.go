@@ -19,11 +19,14 @@ type EvaluatorInfo struct {
 	RequiresAPIKey bool            `json:"requires_api_key"`
 }
 
-// EventsAck is the answer of POST /observability/events.
+// EventsAck is the answer of POST /observability/events: 202 with the events enqueued, or, on a server
+// with OBSERVABILITY_DURABLE=true, 201 with the events stored (committed) before the answer. A full
+// buffer is an *APIError with status 503 (OBSERVABILITY_BUFFER_FULL): nothing was taken, send again later.
 type EventsAck struct {
 	Received int `json:"received"`
 	Enqueued int `json:"enqueued"`
 	Dropped  int `json:"dropped"`
+	Stored   int `json:"stored"`
 }
 
 // EventPage is the answer of POST /observability/events/query.

@@ -64,7 +64,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 	if agents == nil {
 		agents = []guard.AgentSummary{}
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Agents     []guard.AgentSummary `json:"agents"`
 		Pagination listPage             `json:"pagination"`
 	}{agents, toPage(info)})
@@ -92,7 +92,7 @@ func (s *Server) initAgent(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	problem.WriteJSON(w, http.StatusOK, initAgentResponse{Created: created, Agent: fixAgent(agent), Controls: nonNilControls(controls)})
+	problem.Respond(w, r, s.log, http.StatusOK, initAgentResponse{Created: created, Agent: fixAgent(agent), Controls: nonNilControls(controls)})
 }
 
 // validateInitAgent checks the request and returns the store input, listing every problem at once.
@@ -156,7 +156,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Agent    guard.Agent          `json:"agent"`
 		Steps    []guard.StepSchema   `json:"steps"`
 		Controls []guard.AgentControl `json:"controls"`
@@ -192,7 +192,7 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cache.invalidate()
-	problem.WriteJSON(w, http.StatusOK, agentResponse{Agent: fixAgent(agent), Steps: nonNilSteps(steps)})
+	problem.Respond(w, r, s.log, http.StatusOK, agentResponse{Agent: fixAgent(agent), Steps: nonNilSteps(steps)})
 }
 
 func (s *Server) agentControls(w http.ResponseWriter, r *http.Request) {
@@ -213,7 +213,7 @@ func (s *Server) agentControls(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Controls []guard.AgentControl `json:"controls"`
 	}{nonNilControls(controls)})
 }
@@ -229,7 +229,7 @@ func (s *Server) linkControl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cache.invalidate()
-	problem.WriteJSON(w, http.StatusOK, successResponse{Success: true})
+	problem.Respond(w, r, s.log, http.StatusOK, successResponse{Success: true})
 }
 
 func (s *Server) unlinkControl(w http.ResponseWriter, r *http.Request) {
@@ -244,7 +244,7 @@ func (s *Server) unlinkControl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cache.invalidate()
-	problem.WriteJSON(w, http.StatusOK, unlinkResponse{Success: true, Removed: removed})
+	problem.Respond(w, r, s.log, http.StatusOK, unlinkResponse{Success: true, Removed: removed})
 }
 
 func agentAndControl(r *http.Request) (string, int64, error) {

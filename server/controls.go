@@ -88,7 +88,7 @@ func (s *Server) createControl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cache.invalidate()
-	problem.WriteJSON(w, http.StatusCreated, struct {
+	problem.Respond(w, r, s.log, http.StatusCreated, struct {
 		ControlID int64 `json:"control_id"`
 	}{rec.ID})
 }
@@ -124,7 +124,7 @@ func (s *Server) listControls(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []guard.ControlSummary{}
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Controls   []guard.ControlSummary `json:"controls"`
 		Pagination listPage               `json:"pagination"`
 	}{list, toPage(info)})
@@ -154,7 +154,7 @@ func (s *Server) getControl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setVersionETag(w, rec.Version)
-	problem.WriteJSON(w, http.StatusOK, rec)
+	problem.Respond(w, r, s.log, http.StatusOK, rec)
 }
 
 func (s *Server) patchControl(w http.ResponseWriter, r *http.Request) {
@@ -192,7 +192,7 @@ func (s *Server) patchControl(w http.ResponseWriter, r *http.Request) {
 	}
 	s.cache.invalidate()
 	setVersionETag(w, rec.Version)
-	problem.WriteJSON(w, http.StatusOK, rec)
+	problem.Respond(w, r, s.log, http.StatusOK, rec)
 }
 
 func (s *Server) deleteControl(w http.ResponseWriter, r *http.Request) {
@@ -225,7 +225,7 @@ func (s *Server) deleteControl(w http.ResponseWriter, r *http.Request) {
 	if agents == nil {
 		agents = []string{}
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Success        bool     `json:"success"`
 		UnlinkedAgents []string `json:"unlinked_agents"`
 	}{true, agents})
@@ -241,7 +241,7 @@ func (s *Server) getControlData(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, guard.ErrNoControlData)
 		return
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Data *guard.ControlData `json:"data"`
 	}{rec.Data})
 }
@@ -274,7 +274,7 @@ func (s *Server) putControlData(w http.ResponseWriter, r *http.Request) {
 	}
 	s.cache.invalidate()
 	setVersionETag(w, version)
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Success bool `json:"success"`
 		Version int  `json:"version"`
 	}{true, version})
@@ -285,7 +285,7 @@ func (s *Server) validateControl(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Valid bool `json:"valid"`
 	}{true})
 }

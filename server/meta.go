@@ -26,7 +26,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.Ping(ctx); err != nil {
 		db = "unavailable"
 	}
-	problem.WriteJSON(w, http.StatusOK, healthResponse{Status: "healthy", Version: s.cfg.version, Database: db})
+	problem.Respond(w, r, s.log, http.StatusOK, healthResponse{Status: "healthy", Version: s.cfg.version, Database: db})
 }
 
 type evaluatorInfo struct {
@@ -47,7 +47,7 @@ func (s *Server) listEvaluators(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, evaluatorInfo{Name: f.Name, Description: f.Description, Version: f.Version, ConfigSchema: schema, RequiresAPIKey: f.RequiresAPIKey})
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Evaluators []evaluatorInfo `json:"evaluators"`
 	}{out})
 }

@@ -19,6 +19,7 @@ type obsConfig struct {
 	metrics  *observability.Metrics
 	enabled  bool
 	recorder *observability.Recorder
+	durable  bool
 }
 
 // WithMetrics serves m at GET /metrics, counts requests by route pattern and records evaluation metrics.
@@ -33,6 +34,10 @@ func WithObservability(enabled bool, rec *observability.Recorder) Option {
 	}
 }
 
+// WithDurableEvents (OBSERVABILITY_DURABLE) makes POST /observability/events answer 201 once the posted
+// events are committed instead of 202 once buffered. Events recorded by POST /evaluation stay buffered.
+func WithDurableEvents(durable bool) Option { return func(c *config) { c.obs.durable = durable } }
+
 // obsRoutes returns the four /api/v1/observability endpoints (503 OBSERVABILITY_DISABLED when event
 // recording is off) and /metrics when metrics are configured.
 func (s *Server) obsRoutes() []route {
@@ -40,6 +45,7 @@ func (s *Server) obsRoutes() []route {
 		Store:    s.store,
 		Recorder: s.cfg.obs.recorder,
 		Enabled:  s.cfg.obs.enabled,
+		Durable:  s.cfg.obs.durable,
 		Metrics:  s.cfg.obs.metrics,
 		Logger:   s.log,
 	}

@@ -34,7 +34,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
 	for i, v := range vs {
 		out[i] = versionSummary{Version: v.Version, Event: v.Event, CreatedAt: v.CreatedAt}
 	}
-	problem.WriteJSON(w, http.StatusOK, struct {
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Versions   []versionSummary `json:"versions"`
 		Pagination listPage         `json:"pagination"`
 	}{out, toPage(info)})
@@ -51,7 +51,7 @@ func (s *Server) getVersion(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	problem.WriteJSON(w, http.StatusOK, v)
+	problem.Respond(w, r, s.log, http.StatusOK, v)
 }
 
 func (s *Server) restoreVersion(w http.ResponseWriter, r *http.Request) {
@@ -66,7 +66,7 @@ func (s *Server) restoreVersion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cache.invalidate()
-	problem.WriteJSON(w, http.StatusOK, rec)
+	problem.Respond(w, r, s.log, http.StatusOK, rec)
 }
 
 func controlAndVersion(r *http.Request) (int64, int, error) {

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -104,9 +106,15 @@ func eventArgs(e *guard.Event, ts int64) ([]any, error) {
 	if id == "" {
 		id = uuid.NewString()
 	}
+	// NaN and infinities are not stored (SQLite would turn NaN into NULL and refuse the row, failing the
+	// whole batch again and again): no duration, and a confidence of 0.
 	var dur any
-	if e.ExecutionDurationMS != nil {
-		dur = *e.ExecutionDurationMS
+	if d := e.ExecutionDurationMS; d != nil && !math.IsNaN(*d) && !math.IsInf(*d, 0) {
+		dur = *d
+	}
+	conf := e.Confidence
+	if math.IsNaN(conf) || math.IsInf(conf, 0) {
+		conf = 0
 	}
 	md, err := mapArg(e.Metadata)
 	if err != nil {
@@ -116,7 +124,7 @@ func eventArgs(e *guard.Event, ts int64) ([]any, error) {
 		md = cleanJSON(md.(string))
 	}
 	return []any{clean(id), clean(e.TraceID), clean(e.SpanID), clean(e.AgentName), e.ControlID, clean(e.ControlName),
-		clean(string(e.CheckStage)), clean(e.StepType), clean(e.StepName), clean(string(e.Action)), e.Matched, e.Confidence,
+		clean(string(e.CheckStage)), clean(e.StepType), clean(e.StepName), clean(string(e.Action)), e.Matched, conf,
 		ts, dur, clean(e.EvaluatorName), clean(e.SelectorPath), clean(e.ErrorMessage), clean(e.Source), md}, nil
 }
 
@@ -149,9 +157,13 @@ func (r *eventRow) event() (guard.Event, error) {
 		StepName: r.StepName, Action: guard.Decision(r.Action), Matched: r.Matched, Confidence: r.Confidence,
 		Timestamp: toTime(r.TS), EvaluatorName: r.EvaluatorName, SelectorPath: r.SelectorPath,
 		ErrorMessage: r.ErrorMessage, Source: r.Source}
-	if r.DurationMS.Valid {
-		d := r.DurationMS.Float64
+	// Rows written before the server checked these numbers may hold infinities (PostgreSQL also NaN):
+	// they are left out, so that the event can still be encoded as JSON.
+	if d := r.DurationMS.Float64; r.DurationMS.Valid && !math.IsNaN(d) && !math.IsInf(d, 0) {
 		e.ExecutionDurationMS = &d
+	}
+	if math.IsNaN(e.Confidence) || math.IsInf(e.Confidence, 0) {
+		e.Confidence = 0
 	}
 	var err error
 	e.Metadata, err = scanMap(r.Metadata)
@@ -207,10 +219,31 @@ func eventWhere(q *guard.EventQuery) (string, []any) {
 	return strings.Join(where, ` AND `), args
 }
 
+// checkEventQuery refuses lists longer than guard.MaxEventQueryList: each value is an SQL parameter.
+func checkEventQuery(q *guard.EventQuery) error {
+	var ps []guard.Problem
+	for _, l := range []struct {
+		field string
+		n     int
+	}{{"control_ids", len(q.ControlIDs)}, {"actions", len(q.Actions)}, {"check_stages", len(q.CheckStages)}, {"step_types", len(q.StepTypes)}} {
+		if l.n > guard.MaxEventQueryList {
+			ps = append(ps, guard.Problem{Field: l.field, Code: "max_items",
+				Message: "must hold at most " + strconv.Itoa(guard.MaxEventQueryList) + " values"})
+		}
+	}
+	if len(ps) > 0 {
+		return &guard.ValidationError{Problems: ps}
+	}
+	return nil
+}
+
 // QueryEvents returns the events matching q, newest first, and how many match in all. The limit defaults
 // to 100 and is clamped to 1..1000; a negative offset counts as 0. StartTime is inclusive, EndTime
 // exclusive.
 func (s *Store) QueryEvents(ctx context.Context, q guard.EventQuery) ([]guard.Event, int, error) {
+	if err := checkEventQuery(&q); err != nil {
+		return nil, 0, err
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = defaultEventLimit

@@ -55,9 +55,12 @@ func (r *rollup) add(e *guard.Event, ts int64) {
 	if failed {
 		r.errors++
 	}
-	r.confidence += e.Confidence
-	if e.ExecutionDurationMS != nil {
-		r.duration += *e.ExecutionDurationMS
+	// The same values as rawStatsSQL counts: out-of-range numbers are left out of the sums.
+	if c := e.Confidence; c >= 0 && c <= 1 {
+		r.confidence += c
+	}
+	if d := e.ExecutionDurationMS; d != nil && *d >= 0 && *d <= guard.MaxEventDurationMS {
+		r.duration += *d
 		r.durations++
 	}
 }

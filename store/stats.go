@@ -3,11 +3,19 @@ package store
 import (
 	"context"
 	"database/sql"
+	"math"
 	"sort"
 	"time"
 
 	guard "github.com/guardrail-control/guard"
 )
+
+// maxDuration is guard.MaxEventDurationMS in SQL. Statistics leave out durations outside [0, maxDuration]
+// and confidences outside [0, 1] (and the per-minute aggregates that hold such values, or infinities,
+// from before the server refused them): NaN and infinities fail both comparisons on both databases, and
+// the sums of values in range cannot overflow. Without this, two stored durations of 1.7e308 made every
+// statistics request of their agent fail (an overflow on PostgreSQL, an infinite average on SQLite).
+const maxDuration = "86400000"
 
 // rawStatsSQL aggregates events per control and time bucket (the partial minutes at the edges of a range,
 // or a whole range whose buckets are not whole minutes) over the index events_agent_ts.
@@ -23,16 +31,18 @@ const rawStatsSQL = `SELECT control_id, ts / ? AS bucket, MAX(control_name) AS c
 	SUM(CASE WHEN matched AND action = 'steer' THEN 1 ELSE 0 END) AS steers,
 	SUM(CASE WHEN matched AND action = 'warn' THEN 1 ELSE 0 END) AS warns,
 	SUM(CASE WHEN matched AND action IN ('log', 'observe') THEN 1 ELSE 0 END) AS logs,
-	SUM(confidence) AS confidence_sum,
-	SUM(duration_ms) AS duration_sum,
-	COUNT(duration_ms) AS durations
+	SUM(CASE WHEN confidence >= 0 AND confidence <= 1 THEN confidence ELSE 0 END) AS confidence_sum,
+	SUM(CASE WHEN duration_ms >= 0 AND duration_ms <= ` + maxDuration + ` THEN duration_ms END) AS duration_sum,
+	COUNT(CASE WHEN duration_ms >= 0 AND duration_ms <= ` + maxDuration + ` THEN 1 END) AS durations
 	FROM events WHERE agent_name = ? AND ts >= ? AND ts < ?`
 
 // rollupStatsSQL is the same over the per-minute aggregates of whole minutes.
 const rollupStatsSQL = `SELECT control_id, minute / ? AS bucket, MAX(control_name) AS control_name,
 	SUM(executions) AS executions, SUM(matches) AS matches, SUM(non_matches) AS non_matches, SUM(errors) AS errors,
 	SUM(allows) AS allows, SUM(denies) AS denies, SUM(steers) AS steers, SUM(warns) AS warns, SUM(logs) AS logs,
-	SUM(confidence_sum) AS confidence_sum, SUM(duration_sum) AS duration_sum, SUM(durations) AS durations
+	SUM(CASE WHEN confidence_sum >= 0 AND confidence_sum <= executions THEN confidence_sum ELSE 0 END) AS confidence_sum,
+	SUM(CASE WHEN duration_sum >= 0 AND duration_sum <= durations * ` + maxDuration + ` THEN duration_sum END) AS duration_sum,
+	SUM(CASE WHEN duration_sum >= 0 AND duration_sum <= durations * ` + maxDuration + ` THEN durations ELSE 0 END) AS durations
 	FROM event_rollups WHERE agent_name = ? AND minute >= ? AND minute < ?`
 
 type statsRow struct {
@@ -159,15 +169,24 @@ func mergeStats(rows []statsRow) guard.Stats {
 	}
 	for _, a := range byControl {
 		if a.c.ExecutionCount > 0 {
-			a.c.AvgConfidence = a.confidence / float64(a.c.ExecutionCount)
+			a.c.AvgConfidence = finite(a.confidence / float64(a.c.ExecutionCount))
 		}
 		if a.durations > 0 {
-			a.c.AvgDurationMS = a.duration / float64(a.durations)
+			a.c.AvgDurationMS = finite(a.duration / float64(a.durations))
 		}
 		out.Controls = append(out.Controls, a.c)
 	}
 	sort.Slice(out.Controls, func(i, j int) bool { return out.Controls[i].ControlID < out.Controls[j].ControlID })
 	return out
+}
+
+// finite returns f, or 0 when it is NaN or infinite: an average that cannot be encoded in JSON must not
+// take the whole answer down (the SQL already leaves out the values that could cause one).
+func finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
 }
 
 // timeseries lays the rows out as one point per bucket of [from, to), empty buckets included.

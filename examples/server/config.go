@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/guardrail-control/guard/evaluator/toxicity"
+	"github.com/guardrail-control/guard/server/observability"
 )
 
 // Config is the service configuration read from the environment (contract section 7).
@@ -25,6 +26,10 @@ type Config struct {
 	// AllowedOrigins (GUARD_ALLOWED_ORIGINS) may call the mutating routes from a browser besides the
 	// server's own origin (server.WithAllowedOrigins checks their form).
 	AllowedOrigins []string
+	// ObservabilityDurable (OBSERVABILITY_DURABLE): posted events are answered 201 once committed.
+	ObservabilityDurable bool
+	// BufferBytes (OBSERVABILITY_BUFFER_BYTES) bounds the events buffer's estimated heap.
+	BufferBytes int64
 }
 
 // Addr is the listen address host:port.
@@ -48,6 +53,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		FlushInterval:        10 * time.Second,
 		RetentionDays:        30,
 		MetricsPrefix:        "guard",
+		BufferBytes:          observability.DefaultBufferBytes,
 	}
 	var errs []string
 	fail := func(name, want string) { errs = append(errs, fmt.Sprintf("%s must be %s", name, want)) }
@@ -89,6 +95,15 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	boolVar("DEBUG", &c.Debug)
 	boolVar("GUARD_API_KEY_ENABLED", &c.AuthEnabled)
 	boolVar("OBSERVABILITY_ENABLED", &c.ObservabilityEnabled)
+	boolVar("OBSERVABILITY_DURABLE", &c.ObservabilityDurable)
+	if v := strings.TrimSpace(getenv("OBSERVABILITY_BUFFER_BYTES")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1<<20 || n > 1<<40 {
+			fail("OBSERVABILITY_BUFFER_BYTES", "a whole number of bytes from 1048576 (1 MiB) to 1099511627776 (1 TiB)")
+		} else {
+			c.BufferBytes = n
+		}
+	}
 	c.APIKeys = splitList(getenv("GUARD_API_KEYS"))
 	c.AdminAPIKeys = splitList(getenv("GUARD_ADMIN_API_KEYS"))
 	c.AllowedOrigins = splitList(getenv("GUARD_ALLOWED_ORIGINS"))

@@ -6,7 +6,7 @@
 // Configuration comes from the environment (DATABASE_URL or DB_URL, HOST, PORT, DEBUG,
 // GUARD_API_KEY_ENABLED, GUARD_API_KEYS, GUARD_ADMIN_API_KEYS, OBSERVABILITY_ENABLED,
 // OBSERVABILITY_FLUSH_INTERVAL_SECONDS, OBSERVABILITY_RETENTION_DAYS, EXT_API_KEY, EXT_API_URL,
-// PROMETHEUS_METRICS_PREFIX). Once listening it prints "listening on http://host:port".
+// PROMETHEUS_METRICS_PREFIX, OBSERVABILITY_BUFFER_BYTES, OBSERVABILITY_DURABLE). Once listening it prints "listening on http://host:port".
 package main
 
 import (
@@ -172,7 +172,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 	var rec *observability.Recorder
 	if cfg.ObservabilityEnabled {
 		rec = observability.NewRecorder(st, observability.RecorderConfig{
-			FlushInterval: cfg.FlushInterval, Metrics: metrics, Logger: logger,
+			FlushInterval: cfg.FlushInterval, BufferBytes: cfg.BufferBytes, Metrics: metrics, Logger: logger,
 		})
 		defer func() {
 			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -191,6 +191,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithAuth(cfg.AuthEnabled, cfg.APIKeys, cfg.AdminAPIKeys),
 		server.WithMetrics(metrics),
 		server.WithObservability(cfg.ObservabilityEnabled, rec),
+		server.WithDurableEvents(cfg.ObservabilityDurable),
 		server.WithUI(ui.Handler()),
 		// Cross-site protection: Host is checked when HOST is loopback; GUARD_ALLOWED_ORIGINS adds origins.
 		server.WithListenAddr(cfg.Addr()),

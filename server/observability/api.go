@@ -28,9 +28,12 @@ type API struct {
 	Store    guard.EventStore
 	Recorder *Recorder // nil when observability is disabled
 	Enabled  bool      // OBSERVABILITY_ENABLED; when false every endpoint answers 503 OBSERVABILITY_DISABLED
-	Metrics  *Metrics
-	Logger   *zap.Logger
-	Now      func() time.Time // nil: time.Now
+	// Durable (OBSERVABILITY_DURABLE): POST /observability/events answers 201 once the events are committed
+	// instead of 202 once buffered. Events recorded by evaluations stay buffered either way.
+	Durable bool
+	Metrics *Metrics
+	Logger  *zap.Logger
+	Now     func() time.Time // nil: time.Now
 }
 
 func (a *API) now() time.Time {

@@ -80,11 +80,15 @@ func runLoad(tb testing.TB, h *harness, agent string, bodies [][]byte) loadResul
 				rec := httptest.NewRecorder()
 				h.mux.ServeHTTP(rec, req)
 				var got PostEventsResponse
-				if rec.Code != http.StatusAccepted || json.Unmarshal(rec.Body.Bytes(), &got) != nil {
+				want := http.StatusAccepted
+				if h.api.Durable {
+					want = http.StatusCreated
+				}
+				if rec.Code != want || json.Unmarshal(rec.Body.Bytes(), &got) != nil {
 					failed.Store(fmt.Sprintf("POST = %d %s", rec.Code, rec.Body))
 					return
 				}
-				atomic.AddInt64(&res.enqueued, int64(got.Enqueued))
+				atomic.AddInt64(&res.enqueued, int64(got.Enqueued+got.Stored))
 				atomic.AddInt64(&res.dropped, int64(got.Dropped))
 			}
 		}()
@@ -127,47 +131,63 @@ var loadStores = []struct {
 	{"postgres", storetest.Postgres},
 }
 
+// loadModes are the ingest modes: buffered (202) and durable (OBSERVABILITY_DURABLE, 201 once committed).
+var loadModes = []struct {
+	name    string
+	durable bool
+}{{"buffered", false}, {"durable", true}}
+
 // TestLoadEveryAcceptedEventIsStored is the count-matches check of the load benchmark at CI size.
 func TestLoadEveryAcceptedEventIsStored(t *testing.T) {
 	for _, s := range loadStores {
-		t.Run(s.name, func(t *testing.T) {
-			n := loadCI
-			if raceEnabled {
-				n = loadCIRace
-			}
-			h := newHarness(t, s.open(t), RecorderConfig{FlushInterval: 50 * time.Millisecond})
-			res := runLoad(t, h, "load-test", loadBodies(t, "load-test", n))
-			checkLoad(t, n, res)
-			t.Logf("%s: %d events accepted in %v, stored in %v (%.0f events/s)", s.name, n,
-				res.accepted.Round(time.Millisecond), res.stored.Round(time.Millisecond), float64(n)/res.stored.Seconds())
-		})
+		for _, mode := range loadModes {
+			t.Run(s.name+"/"+mode.name, func(t *testing.T) {
+				n := loadCI
+				if raceEnabled {
+					n = loadCIRace
+				}
+				h := newHarness(t, s.open(t), RecorderConfig{FlushInterval: 50 * time.Millisecond})
+				h.api.Durable = mode.durable
+				res := runLoad(t, h, "load-test", loadBodies(t, "load-test", n))
+				checkLoad(t, n, res)
+				t.Logf("%s %s: %d events accepted in %v, stored in %v (%.0f events/s)", s.name, mode.name, n,
+					res.accepted.Round(time.Millisecond), res.stored.Round(time.Millisecond), float64(n)/res.stored.Seconds())
+			})
+		}
 	}
 }
 
 // BenchmarkLoad posts 100,000 events in batches of 500 through the API handler per iteration, flushes,
-// checks the stored count, and reports events/s end to end (posted and written). Run with
-// -bench=Load -benchtime=1x.
+// checks the stored count, and reports events/s end to end (posted and written), in each ingest mode.
+// Run with -bench=Load -benchtime=1x.
 func BenchmarkLoad(b *testing.B) {
 	for _, s := range loadStores {
-		b.Run(s.name, func(b *testing.B) {
-			h := newHarness(b, s.open(b), RecorderConfig{})
-			var stored, accepted time.Duration
-			n := 0
-			for b.Loop() {
-				b.StopTimer()
-				n++
-				agent := fmt.Sprintf("load-%d", n)
-				bodies := loadBodies(b, agent, loadFull)
-				b.StartTimer()
-				res := runLoad(b, h, agent, bodies)
-				b.StopTimer()
-				checkLoad(b, loadFull, res)
-				stored += res.stored
-				accepted += res.accepted
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(loadFull*n)/stored.Seconds(), "events/s")
-			b.ReportMetric(float64(loadFull*n)/accepted.Seconds(), "accepted-events/s")
-		})
+		for _, mode := range loadModes {
+			b.Run(s.name+"/"+mode.name, func(b *testing.B) {
+				benchLoad(b, s.open, mode.durable)
+			})
+		}
 	}
+}
+
+func benchLoad(b *testing.B, open func(testing.TB, ...store.Option) *store.Store, durable bool) {
+	h := newHarness(b, open(b), RecorderConfig{})
+	h.api.Durable = durable
+	var stored, accepted time.Duration
+	n := 0
+	for b.Loop() {
+		b.StopTimer()
+		n++
+		agent := fmt.Sprintf("load-%d", n)
+		bodies := loadBodies(b, agent, loadFull)
+		b.StartTimer()
+		res := runLoad(b, h, agent, bodies)
+		b.StopTimer()
+		checkLoad(b, loadFull, res)
+		stored += res.stored
+		accepted += res.accepted
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(loadFull*n)/stored.Seconds(), "events/s")
+	b.ReportMetric(float64(loadFull*n)/accepted.Seconds(), "accepted-events/s")
 }

@@ -44,6 +44,8 @@ type Metrics struct {
 	eventsReceived  prometheus.Counter
 	eventsDropped   *prometheus.CounterVec
 	eventsWritten   prometheus.Counter
+	eventsRefused   prometheus.Counter
+	bufferBytes     prometheus.Gauge
 	rebuilds        prometheus.Counter
 }
 
@@ -106,6 +108,14 @@ func NewMetrics(prefix string) (*Metrics, error) {
 			Name: name("events_written_total"),
 			Help: "Observability events written to the database.",
 		}),
+		eventsRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: name("events_refused_total"),
+			Help: "Posted observability events answered 503 because the buffer had no room for their request (the client keeps them).",
+		}),
+		bufferBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: name("events_buffer_bytes"),
+			Help: "Estimated heap held by observability events waiting to be written (bounded by OBSERVABILITY_BUFFER_BYTES).",
+		}),
 		rebuilds: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: name("snapshot_rebuilds_total"),
 			Help: "Rebuilds of an agent's compiled control snapshot.",
@@ -125,7 +135,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 	)
 	m.registry.MustRegister(
 		m.requests, m.requestDuration, m.evaluations, m.controlMatches, m.evaluatorDur,
-		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.rebuilds,
+		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.eventsRefused, m.bufferBytes, m.rebuilds,
 	)
 	return m, nil
 }
@@ -194,6 +204,20 @@ func (m *Metrics) eventsIn(received, dropped int, reason string) {
 	if dropped > 0 {
 		m.eventsDropped.WithLabelValues(reason).Add(float64(dropped))
 	}
+}
+
+func (m *Metrics) eventsRefusedN(n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.eventsRefused.Add(float64(n))
+}
+
+func (m *Metrics) setBufferBytes(n int64) {
+	if m == nil {
+		return
+	}
+	m.bufferBytes.Set(float64(n))
 }
 
 func (m *Metrics) eventsLost(n int) {

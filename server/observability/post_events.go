@@ -25,11 +25,12 @@ const (
 	maxEventProblems = 100  // problems reported for one request at most
 )
 
-// PostEventsResponse is the 202 body of POST /observability/events.
+// PostEventsResponse is the 202 body of POST /observability/events (201 in durable mode, with stored).
 type PostEventsResponse struct {
 	Received int `json:"received"`
 	Enqueued int `json:"enqueued"`
 	Dropped  int `json:"dropped"`
+	Stored   int `json:"stored,omitempty"` // durable mode: events committed before the answer
 }
 
 // PostEvents accepts 1 to 1000 events, validates every one (422 naming events.<i>.<field>; the batch is
@@ -44,8 +45,7 @@ func (a *API) PostEvents(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.logger(), err)
 		return
 	}
-	enq, dropped := a.Recorder.Enqueue(events)
-	problem.WriteJSON(w, http.StatusAccepted, PostEventsResponse{Received: len(events), Enqueued: enq, Dropped: dropped})
+	a.admit(w, r, events)
 }
 
 // decodeEvents reads and validates the body of POST /observability/events. The body is decoded once,
@@ -150,25 +150,25 @@ func locateDecodeError(b []byte, first error) error {
 // eventWire is an event as it arrives. A missing or null string is "" and counts as missing; control_id
 // is a pointer because 0 is a value; confidence defaults to 0. Few pointers: fewer allocations per event.
 type eventWire struct {
-	ControlExecutionID  string         `json:"control_execution_id"`
-	TraceID             string         `json:"trace_id"`
-	SpanID              string         `json:"span_id"`
-	AgentName           string         `json:"agent_name"`
-	ControlID           *int64         `json:"control_id"`
-	ControlName         string         `json:"control_name"`
-	CheckStage          string         `json:"check_stage"`
-	StepType            string         `json:"step_type"`
-	StepName            string         `json:"step_name"`
-	Action              string         `json:"action"`
-	Matched             bool           `json:"matched"`
-	Confidence          float64        `json:"confidence"`
-	Timestamp           string         `json:"timestamp"`
-	ExecutionDurationMS *float64       `json:"execution_duration_ms"`
-	EvaluatorName       string         `json:"evaluator_name"`
-	SelectorPath        string         `json:"selector_path"`
-	ErrorMessage        string         `json:"error_message"`
-	Source              string         `json:"source"`
-	Metadata            map[string]any `json:"metadata"`
+	ControlExecutionID  string          `json:"control_execution_id"`
+	TraceID             string          `json:"trace_id"`
+	SpanID              string          `json:"span_id"`
+	AgentName           string          `json:"agent_name"`
+	ControlID           *int64          `json:"control_id"`
+	ControlName         string          `json:"control_name"`
+	CheckStage          string          `json:"check_stage"`
+	StepType            string          `json:"step_type"`
+	StepName            string          `json:"step_name"`
+	Action              string          `json:"action"`
+	Matched             bool            `json:"matched"`
+	Confidence          float64         `json:"confidence"`
+	Timestamp           string          `json:"timestamp"`
+	ExecutionDurationMS *float64        `json:"execution_duration_ms"`
+	EvaluatorName       string          `json:"evaluator_name"`
+	SelectorPath        string          `json:"selector_path"`
+	ErrorMessage        string          `json:"error_message"`
+	Source              string          `json:"source"`
+	Metadata            json.RawMessage `json:"metadata"` // checked against the limits before it is decoded
 }
 
 // validate checks the event, fills ev and returns its problems, fields prefixed by at.
@@ -223,18 +223,7 @@ func (in *eventWire) validate(ev *guard.Event, at string) []guard.Problem {
 	} else {
 		ev.Timestamp = ts.UTC()
 	}
-	if in.Confidence < 0 || in.Confidence > 1 {
-		add("confidence", "range", "must be between 0 and 1")
-	} else {
-		ev.Confidence = in.Confidence
-	}
-	if in.ExecutionDurationMS != nil {
-		if *in.ExecutionDurationMS < 0 {
-			add("execution_duration_ms", "range", "must not be negative")
-		} else {
-			ev.ExecutionDurationMS = in.ExecutionDurationMS // decoded for this event alone
-		}
-	}
+	ps = append(ps, in.checkNumbers(ev, at)...)
 	switch in.Source {
 	case "":
 		add("source", "required", "is required: server or sdk")
@@ -265,10 +254,11 @@ func (in *eventWire) validate(ev *guard.Event, at string) []guard.Problem {
 		}
 		*f.dst = f.value
 	}
-	ev.ErrorMessage = truncateUTF8(in.ErrorMessage, maxErrorMessage)
+	ps = append(ps, checkErrorMessage(in.ErrorMessage, ev, at)...)
 	ev.Matched = in.Matched
-	ev.Metadata = in.Metadata
-	return ps
+	var mps []guard.Problem
+	ev.Metadata, mps = checkMetadata(in.Metadata, at)
+	return append(ps, mps...)
 }
 
 // decodeProblem names the field of a JSON decoding error inside one event.

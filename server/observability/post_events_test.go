@@ -163,32 +163,44 @@ func TestPostEventsRejectsBadBatches(t *testing.T) {
 	}
 }
 
-func TestPostEventsReportsDropsAndLosesNothingElse(t *testing.T) {
+func TestPostEventsRefusesWhatDoesNotFitAndLosesNothingElse(t *testing.T) {
 	st := &memStore{block: make(chan struct{})}
 	h := newHarness(t, st, RecorderConfig{BufferSize: 100, BatchSize: 10})
-	enqueued, dropped := 0, 0
+	accepted, refused := 0, 0
 	for r := 0; r < 6; r++ { // 240 events into a buffer of 100 while the database is stuck
 		events := make([]map[string]any, 40)
 		for i := range events {
 			events[i] = wireEvent(t, r*40+i)
 		}
+		rec := h.do(http.MethodPost, eventsPath, postBody(events...))
+		if rec.Code == http.StatusServiceUnavailable {
+			problemOf(t, rec, http.StatusServiceUnavailable, CodeBufferFull)
+			if ra := rec.Header().Get("Retry-After"); ra == "" {
+				t.Fatal("503 without Retry-After")
+			}
+			refused += 40
+			continue
+		}
 		var got PostEventsResponse
-		decode(t, h.do(http.MethodPost, eventsPath, postBody(events...)), http.StatusAccepted, &got)
-		if got.Received != 40 || got.Enqueued+got.Dropped != 40 {
+		decode(t, rec, http.StatusAccepted, &got)
+		if got != (PostEventsResponse{Received: 40, Enqueued: 40}) {
 			t.Fatalf("response = %+v", got)
 		}
-		enqueued += got.Enqueued
-		dropped += got.Dropped
+		accepted += 40
 	}
-	if dropped == 0 {
-		t.Fatal("nothing was dropped; the test did not overflow the buffer")
+	if accepted != 80 || refused != 160 {
+		t.Fatalf("accepted %d and refused %d events, want 80 and 160: a request is taken whole or not at all", accepted, refused)
 	}
 	close(st.block)
 	h.flush()
-	if st.count() != enqueued {
-		t.Fatalf("stored %d events, the responses reported %d enqueued (and %d dropped)", st.count(), enqueued, dropped)
+	if st.count() != accepted {
+		t.Fatalf("stored %d events, the responses accepted %d", st.count(), accepted)
 	}
-	if v := counterValue(t, scrape(t, h.metrics), "guard_events_dropped_total", map[string]string{"reason": DropBufferFull}); v != float64(dropped) {
-		t.Fatalf("events_dropped_total = %v, want %d", v, dropped)
+	m := scrape(t, h.metrics)
+	if v := counterValue(t, m, "guard_events_refused_total", nil); v != float64(refused) {
+		t.Fatalf("events_refused_total = %v, want %d", v, refused)
+	}
+	if v := counterValue(t, m, "guard_events_dropped_total", map[string]string{"reason": DropBufferFull}); v != 0 {
+		t.Fatalf("events_dropped_total{buffer_full} = %v, want 0: posted events are refused, not dropped", v)
 	}
 }

@@ -64,7 +64,7 @@ func (a *API) QueryEvents(w http.ResponseWriter, r *http.Request) {
 	if events == nil {
 		events = []guard.Event{}
 	}
-	problem.WriteJSON(w, http.StatusOK, QueryResponse{Events: events, Total: total, Limit: q.Limit, Offset: q.Offset})
+	problem.Respond(w, r, a.logger(), http.StatusOK, QueryResponse{Events: events, Total: total, Limit: q.Limit, Offset: q.Offset})
 }
 
 // toQuery validates the request (every problem at once) and turns it into a store query.
@@ -75,6 +75,9 @@ func (req *QueryRequest) toQuery() (guard.EventQuery, error) {
 		StepTypes:  req.StepTypes,
 		TraceID:    req.TraceID,
 		Limit:      DefaultQueryLimit,
+	}
+	if ps := req.checkLimits(); len(ps) > 0 {
+		return guard.EventQuery{}, problem.Validation("the query is not valid", ps...)
 	}
 	var ps []guard.Problem
 	if req.AgentName != "" {

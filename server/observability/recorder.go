@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -16,6 +17,7 @@ import (
 // Defaults of RecorderConfig.
 const (
 	DefaultBufferSize     = 100000
+	DefaultBufferBytes    = 64 << 20
 	DefaultBatchSize      = 500
 	DefaultWriteBatches   = 10
 	DefaultFlushInterval  = 10 * time.Second
@@ -35,7 +37,10 @@ const (
 // RecorderConfig configures a Recorder; zero fields take the defaults.
 type RecorderConfig struct {
 	BufferSize int // events held in memory at most, written or not yet; default 100000
-	BatchSize  int // events that make a batch: a full batch is written at once; default 500
+	// BufferBytes bounds the heap those events hold, as estimated by eventSize (OBSERVABILITY_BUFFER_BYTES;
+	// default 64 MiB). The buffer is full when either bound is reached.
+	BufferBytes int64
+	BatchSize   int // events that make a batch: a full batch is written at once; default 500
 	// MaxWriteSize bounds the events of one InsertEvents call (default 10 batches): when the database
 	// falls behind, the full batches waiting are written together, in one transaction.
 	MaxWriteSize  int
@@ -59,6 +64,9 @@ type RecorderConfig struct {
 func (c *RecorderConfig) defaults() {
 	if c.BufferSize <= 0 {
 		c.BufferSize = DefaultBufferSize
+	}
+	if c.BufferBytes <= 0 {
+		c.BufferBytes = DefaultBufferBytes
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = DefaultBatchSize
@@ -91,17 +99,21 @@ func (c *RecorderConfig) defaults() {
 
 // RecorderStats are the recorder's counters since it started.
 type RecorderStats struct {
-	Pending  int   // events buffered or being written now
-	Received int64 // events offered to Enqueue
-	Dropped  int64 // events refused by Enqueue (buffer full or closed)
-	Written  int64 // events the store accepted
-	Lost     int64 // events given up: still failing when the recorder closed
+	Pending int // events buffered or being written now
+	// PendingBytes is the estimated heap of Pending events, plus that of posted events being written
+	// through (durable mode).
+	PendingBytes int64
+	Refused      int64 // posted events refused whole because they did not fit (503)
+	Received     int64 // events offered to Enqueue
+	Dropped      int64 // events refused by Enqueue (buffer full or closed)
+	Written      int64 // events the store accepted
+	Lost         int64 // events given up: still failing when the recorder closed
 }
 
 // Recorder buffers events in memory and writes them to the store in batches from one goroutine: every
 // FlushInterval, as soon as a batch is full, on Flush and on Close. Enqueue never waits on the database:
-// when BufferSize events are pending (buffered or being written), further events are dropped and
-// counted. A batch whose write fails is retried RetryAttempts times with exponential backoff; if it still
+// when BufferSize events, or BufferBytes of estimated heap, are pending (buffered or being written),
+// further events are dropped and counted; Offer refuses them instead (see recorder_admit.go). A batch whose write fails is retried RetryAttempts times with exponential backoff; if it still
 // fails (the database is away), it goes back to the head of the buffer and is written when the database
 // answers again: an outage costs no accepted event as long as the buffer has room, and new events are
 // dropped (and counted) once it is full. Only at Close are events that still cannot be written given up:
@@ -110,22 +122,35 @@ type Recorder struct {
 	store guard.EventStore
 	cfg   RecorderConfig
 
-	mu       sync.Mutex
-	chunks   [][]guard.Event // FIFO; every chunk but the last holds exactly BatchSize events
-	pending  int             // events in chunks plus the batch being written
-	closed   bool
-	received int64
-	dropped  int64
-	written  int64
-	lost     int64
+	mu      sync.Mutex
+	chunks  [][]guard.Event // FIFO; every chunk but the last holds exactly BatchSize events
+	sizes   []int64         // estimated bytes of each chunk (a requeued batch counts all of its bytes in its first chunk)
+	pending int             // events in chunks plus the batch being written
+	bytes   int64           // estimated bytes of pending events
+	// events and bytes of posted events being written through (WriteThrough): they count against the
+	// bounds but are not in chunks.
+	through      int
+	throughBytes int64
+	refused      int64
+	closed       bool
+	received     int64
+	dropped      int64
+	written      int64
+	lost         int64
 	// drops not logged yet, and when they last were: a full buffer under load must not flood the log.
 	unlogged    int64
 	lastDropLog time.Time
+	// the same for refusals of posted events
+	unloggedRefused int64
+	lastRefuseLog   time.Time
 
 	// owned by the writer goroutine: while the database is failing, writes wait until retryAt unless a
 	// Flush or Close asks for them.
 	retryAt   time.Time
 	retryWait time.Duration
+	// retryAtNanos mirrors retryAt (Unix nanoseconds, 0 when the database answers) for the Retry-After
+	// of refused requests, computed on request goroutines.
+	retryAtNanos atomic.Int64
 
 	wake    chan struct{}   // a batch filled (capacity 1)
 	flushes chan chan error // Flush requests
@@ -161,18 +186,37 @@ func (r *Recorder) Enqueue(events []guard.Event) (enqueued, dropped int) {
 	if len(events) == 0 {
 		return 0, 0
 	}
+	// Measured before taking the lock (metadata can be large), on the stack for an evaluation's events.
+	var small [64]int64
+	sizes := small[:0]
+	if len(events) > len(small) {
+		sizes = make([]int64, 0, len(events))
+	}
+	for i := range events {
+		sizes = append(sizes, eventSize(&events[i]))
+	}
 	r.mu.Lock()
 	reason := DropBufferFull
 	if r.closed {
 		reason = DropClosed
 	} else {
-		enqueued = min(len(events), r.cfg.BufferSize-r.pending)
-		r.append(events[:enqueued])
+		enqueued = min(len(events), r.cfg.BufferSize-r.pending-r.through)
+		room := r.cfg.BufferBytes - r.bytes - r.throughBytes
+		var total int64
+		for i := range enqueued {
+			if total+sizes[i] > room {
+				enqueued = i
+				break
+			}
+			total += sizes[i]
+		}
+		r.append(events[:enqueued], sizes[:enqueued])
 	}
 	dropped = len(events) - enqueued
 	r.received += int64(len(events))
 	r.dropped += int64(dropped)
 	full := len(r.chunks) > 1 || len(r.chunks) == 1 && len(r.chunks[0]) == r.cfg.BatchSize
+	held := r.bytes + r.throughBytes
 	var logDrops int64
 	if dropped > 0 {
 		r.unlogged += int64(dropped)
@@ -183,9 +227,11 @@ func (r *Recorder) Enqueue(events []guard.Event) (enqueued, dropped int) {
 	r.mu.Unlock()
 
 	r.cfg.Metrics.eventsIn(len(events), dropped, reason)
+	r.cfg.Metrics.setBufferBytes(held)
 	if logDrops > 0 {
 		r.cfg.Logger.Warn("observability events dropped: the buffer is full or closed (logged at most every 10s)",
-			zap.Int64("dropped", logDrops), zap.String("reason", reason), zap.Int("buffer_size", r.cfg.BufferSize))
+			zap.Int64("dropped", logDrops), zap.String("reason", reason), zap.Int("buffer_size", r.cfg.BufferSize),
+			zap.Int64("buffer_bytes", r.cfg.BufferBytes))
 	}
 	if full {
 		select {
@@ -196,19 +242,24 @@ func (r *Recorder) Enqueue(events []guard.Event) (enqueued, dropped int) {
 	return enqueued, dropped
 }
 
-// append copies events into the chunk list; r.mu is held.
-func (r *Recorder) append(events []guard.Event) {
+// append copies events, of the given estimated sizes, into the chunk list; r.mu is held.
+func (r *Recorder) append(events []guard.Event, sizes []int64) {
 	r.pending += len(events)
 	for len(events) > 0 {
 		n := len(r.chunks)
 		if n == 0 || len(r.chunks[n-1]) == r.cfg.BatchSize {
 			r.chunks = append(r.chunks, make([]guard.Event, 0, r.cfg.BatchSize))
+			r.sizes = append(r.sizes, 0)
 			n++
 		}
 		last := r.chunks[n-1]
 		k := min(len(events), r.cfg.BatchSize-len(last))
 		r.chunks[n-1] = append(last, events[:k]...)
-		events = events[k:]
+		for _, sz := range sizes[:k] {
+			r.sizes[n-1] += sz
+			r.bytes += sz
+		}
+		events, sizes = events[k:], sizes[k:]
 	}
 }
 
@@ -262,7 +313,8 @@ func (r *Recorder) Close(ctx context.Context) error {
 func (r *Recorder) Stats() RecorderStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return RecorderStats{Pending: r.pending, Received: r.received, Dropped: r.dropped, Written: r.written, Lost: r.lost}
+	return RecorderStats{Pending: r.pending, PendingBytes: r.bytes + r.throughBytes, Refused: r.refused,
+		Received: r.received, Dropped: r.dropped, Written: r.written, Lost: r.lost}
 }
 
 func (r *Recorder) run() {
@@ -288,20 +340,26 @@ func (r *Recorder) run() {
 	}
 }
 
-// next takes the oldest batches out of the buffer, at most maxChunks of them and MaxWriteSize events in
-// all: only full ones, or partial ones too when partial is set. Several batches go in one write when the
-// database falls behind, so that one transaction carries more events. It returns nil when there is none.
-func (r *Recorder) next(partial bool, maxChunks int) ([]guard.Event, int) {
+// next takes the oldest batches out of the buffer, at most maxChunks of them, MaxWriteSize events and
+// an eighth of BufferBytes in all (one batch at least): only full ones, or partial ones too when partial
+// is set. Several batches go in one write when the database falls behind, so that one transaction
+// carries more events; the byte bound keeps the copies a write makes (SQL arguments, the driver's
+// message) small beside the buffer. It returns the batch, its estimated bytes and how many chunks it
+// took, or nil when there is none.
+func (r *Recorder) next(partial bool, maxChunks int) ([]guard.Event, int64, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k, size := 0, 0
+	var bytes int64
 	for k < len(r.chunks) && k < maxChunks && size+len(r.chunks[k]) <= r.cfg.MaxWriteSize &&
+		(k == 0 || bytes+r.sizes[k] <= r.cfg.BufferBytes/8) &&
 		(partial || len(r.chunks[k]) == r.cfg.BatchSize) {
 		size += len(r.chunks[k])
+		bytes += r.sizes[k]
 		k++
 	}
 	if k == 0 {
-		return nil, 0
+		return nil, 0, 0
 	}
 	batch := r.chunks[0]
 	if k > 1 {
@@ -311,11 +369,11 @@ func (r *Recorder) next(partial bool, maxChunks int) ([]guard.Event, int) {
 		}
 	}
 	clear(r.chunks[:k])
-	r.chunks = r.chunks[k:]
+	r.chunks, r.sizes = r.chunks[k:], r.sizes[k:]
 	if len(r.chunks) == 0 {
-		r.chunks = nil // let the backing array go
+		r.chunks, r.sizes = nil, nil // let the backing arrays go
 	}
-	return batch, k
+	return batch, bytes, k
 }
 
 // databaseBack reports whether the writer may try the database again after a failed write.
@@ -325,12 +383,12 @@ func (r *Recorder) databaseBack() bool { return r.retryAt.IsZero() || !time.Now(
 // Under overload it yields the core between writes (see RecorderConfig.WriterShare).
 func (r *Recorder) writeFull() {
 	for {
-		batch, _ := r.next(false, math.MaxInt)
+		batch, bytes, _ := r.next(false, math.MaxInt)
 		if batch == nil {
 			return
 		}
 		start := time.Now()
-		if r.write(batch, false) != nil {
+		if r.write(batch, bytes, false) != nil {
 			return
 		}
 		if pause := r.overloadPause(time.Since(start)); pause > 0 {
@@ -352,7 +410,7 @@ func (r *Recorder) overloadPause(took time.Duration) time.Duration {
 		return 0
 	}
 	r.mu.Lock()
-	overloaded := r.pending > r.cfg.BufferSize/2
+	overloaded := r.pending > r.cfg.BufferSize/2 || r.bytes > r.cfg.BufferBytes/2
 	r.mu.Unlock()
 	if !overloaded {
 		return 0
@@ -370,12 +428,12 @@ func (r *Recorder) writeAll(final bool) error {
 	r.mu.Unlock()
 	var errs []error
 	for n > 0 {
-		batch, k := r.next(true, n)
+		batch, bytes, k := r.next(true, n)
 		if batch == nil {
 			break
 		}
 		n -= k
-		if err := r.write(batch, final); err != nil {
+		if err := r.write(batch, bytes, final); err != nil {
 			errs = append(errs, err)
 			if !final {
 				break
@@ -386,23 +444,28 @@ func (r *Recorder) writeAll(final bool) error {
 }
 
 // requeue puts a batch that could not be written back at the head of the buffer, in BatchSize chunks,
-// so that it is written first when the database answers again. Its events never left pending.
-func (r *Recorder) requeue(batch []guard.Event) {
+// so that it is written first when the database answers again. Its events never left pending; its
+// bytes are counted in its first chunk (what matters is that the chunks add up to the batch).
+func (r *Recorder) requeue(batch []guard.Event, bytes int64) {
 	var chunks [][]guard.Event
+	var sizes []int64
 	for len(batch) > 0 {
 		k := min(len(batch), r.cfg.BatchSize)
 		chunks = append(chunks, batch[:k:k])
+		sizes = append(sizes, bytes)
+		bytes = 0
 		batch = batch[k:]
 	}
 	r.mu.Lock()
 	r.chunks = append(chunks, r.chunks...)
+	r.sizes = append(sizes, r.sizes...)
 	r.mu.Unlock()
 }
 
 // write stores one batch, retrying with backoff. When every attempt fails, the batch goes back into the
 // buffer (final false: the database is away, try again later) or is given up and counted lost (final
 // true: the recorder is closing).
-func (r *Recorder) write(batch []guard.Event, final bool) error {
+func (r *Recorder) write(batch []guard.Event, bytes int64, final bool) error {
 	var err error
 	backoff := r.cfg.RetryBackoff
 	for attempt := 1; attempt <= r.cfg.RetryAttempts; attempt++ {
@@ -412,12 +475,16 @@ func (r *Recorder) write(batch []guard.Event, final bool) error {
 		if err == nil {
 			r.mu.Lock()
 			r.pending -= len(batch)
+			r.bytes -= bytes
 			r.written += int64(len(batch))
+			held := r.bytes + r.throughBytes
 			r.mu.Unlock()
+			r.cfg.Metrics.setBufferBytes(held)
 			r.cfg.Metrics.eventsStored(len(batch))
 			if !r.retryAt.IsZero() {
 				r.cfg.Logger.Info("observability events are being written again")
 				r.retryAt, r.retryWait = time.Time{}, 0
+				r.retryAtNanos.Store(0)
 			}
 			return nil
 		}
@@ -433,19 +500,23 @@ func (r *Recorder) write(batch []guard.Event, final bool) error {
 		backoff = min(backoff*2, r.cfg.RetryBackoff*maxRetryBackoffFactor)
 	}
 	if !final && r.life.Err() == nil {
-		r.requeue(batch)
+		r.requeue(batch, bytes)
 		if r.retryAt.IsZero() {
 			r.cfg.Logger.Error("observability events cannot be written; they stay buffered and are retried",
 				zap.Int("events", len(batch)), zap.Int("attempts", r.cfg.RetryAttempts), zap.Error(err))
 		}
 		r.retryWait = min(max(2*r.retryWait, outageBackoff), maxOutageBackoff)
 		r.retryAt = time.Now().Add(r.retryWait)
+		r.retryAtNanos.Store(r.retryAt.UnixNano())
 		return fmt.Errorf("%d events not written yet (kept for a later attempt): %w", len(batch), err)
 	}
 	r.mu.Lock()
 	r.pending -= len(batch)
+	r.bytes -= bytes
 	r.lost += int64(len(batch))
+	held := r.bytes + r.throughBytes
 	r.mu.Unlock()
+	r.cfg.Metrics.setBufferBytes(held)
 	r.cfg.Metrics.eventsLost(len(batch))
 	r.cfg.Logger.Error("observability events lost: the batch could not be written", zap.Int("events", len(batch)),
 		zap.Int("attempts", r.cfg.RetryAttempts), zap.Error(err))

@@ -125,7 +125,7 @@ func (a *API) Stats(w http.ResponseWriter, r *http.Request) {
 	if controls == nil {
 		controls = []guard.ControlStats{}
 	}
-	problem.WriteJSON(w, http.StatusOK, StatsResponse{AgentName: p.agent, TimeRange: p.tr.Name, Totals: totals, Controls: controls})
+	problem.Respond(w, r, a.logger(), http.StatusOK, StatsResponse{AgentName: p.agent, TimeRange: p.tr.Name, Totals: totals, Controls: controls})
 }
 
 // ControlStats answers the statistics of one control for one agent over a time range. A control with no
@@ -156,7 +156,7 @@ func (a *API) ControlStats(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	problem.WriteJSON(w, http.StatusOK, ControlStatsResponse{AgentName: p.agent, TimeRange: p.tr.Name,
+	problem.Respond(w, r, a.logger(), http.StatusOK, ControlStatsResponse{AgentName: p.agent, TimeRange: p.tr.Name,
 		ControlID: id, ControlName: cs.ControlName, Stats: cs})
 }
 

@@ -4,10 +4,14 @@
 package problem
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -145,15 +149,73 @@ func Write(w http.ResponseWriter, r *http.Request, logger *zap.Logger, err error
 	if body.Errors == nil {
 		body.Errors = []guard.Problem{}
 	}
-	w.Header().Set("Content-Type", "application/problem+json")
+	buf, err := encode(body)
+	if err != nil { // a Body is strings and numbers: this cannot happen, but never send half a body
+		sendInternal(w)
+		return
+	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(pe.Status)
-	_ = json.NewEncoder(w).Encode(body)
+	send(w, pe.Status, "application/problem+json", buf)
 }
 
-// WriteJSON writes v as a JSON response with the given status.
+// Respond writes v as a JSON response with the given status. v is encoded before anything is written:
+// when it cannot be (a NaN or an infinity among its numbers, an unsupported type), the answer is a 500
+// INTERNAL_ERROR problem and the error is logged, never a 200 with an empty or truncated body.
+func Respond(w http.ResponseWriter, r *http.Request, logger *zap.Logger, status int, v any) {
+	buf, err := encode(v)
+	if err != nil {
+		Write(w, r, logger, fmt.Errorf("encode the %d response: %w", status, err))
+		return
+	}
+	send(w, status, "application/json", buf)
+}
+
+// WriteJSON is Respond for callers without the request at hand: an encoding failure is a 500
+// INTERNAL_ERROR problem too, but it is not logged and its body has no instance. Prefer Respond.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	buf, err := encode(v)
+	if err != nil {
+		sendInternal(w)
+		return
+	}
+	send(w, status, "application/json", buf)
+}
+
+// internalBody is the problem sent when even a problem cannot be encoded, or without a request at hand.
+const internalBody = `{"type":"about:blank","title":"Internal Server Error","status":500,` +
+	`"detail":"internal server error","error_code":"INTERNAL_ERROR","instance":"","errors":[]}` + "\n"
+
+func sendInternal(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(internalBody)))
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = io.WriteString(w, internalBody)
+}
+
+// send writes a complete, already encoded body and returns its buffer to the pool.
+func send(w http.ResponseWriter, status int, contentType string, buf *bytes.Buffer) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(buf.Bytes())
+	if buf.Cap() <= 64<<10 {
+		bufPool.Put(buf)
+	}
+}
+
+// bufPool holds encoding buffers; buffers that grew past 64 KiB are let go.
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// encode writes v as encoding/json does (a trailing newline included) into a pooled buffer.
+func encode(v any) (*bytes.Buffer, error) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		bufPool.Put(buf)
+		return nil, err
+	}
+	return buf, nil
 }
