@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guardrail-control/guard/store/storetest"
 )
 
 // The end-to-end tests of this package run the real server binary, built once per test binary run.
@@ -91,6 +93,9 @@ type proc struct {
 // ext.toxicity settings) and waits for /health. The process is killed at the end of the test if it still runs.
 func startServer(t *testing.T, env map[string]string, args ...string) *proc {
 	t.Helper()
+	if db := strings.ToLower(env["DATABASE_URL"] + env["DB_URL"]); !strings.HasPrefix(db, "postgres") {
+		storetest.SkipWithoutSQLite(t) // a SQLite store (the default) needs a cgo build
+	}
 	bin := buildServer(t)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
