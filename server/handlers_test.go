@@ -24,6 +24,19 @@ func TestHealth(t *testing.T) {
 	}
 }
 
+// TestReady: GET /ready answers 200 {"status":"ready"} while the database answers, with no key even when
+// authentication is on (TestStoreFailures covers the 503).
+func TestReady(t *testing.T) {
+	ts := newTS(t, WithAuth(true, []string{"r"}, []string{"a"}))
+	r := ts.do("GET", "/ready", nil)
+	if m := r.obj(t); r.Code != 200 || m["status"] != "ready" || m["database"] != "ok" || r.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("ready: %d %s %v", r.Code, r.Body, r.Header)
+	}
+	if r := ts.do("POST", "/ready", "{}"); r.Code != 405 {
+		t.Fatalf("POST /ready: %d", r.Code)
+	}
+}
+
 func TestRequestID(t *testing.T) {
 	ts := newTS(t)
 	r := ts.do("GET", "/health", nil, "X-Request-Id", "abc-123")

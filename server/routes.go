@@ -22,6 +22,7 @@ func (s *Server) routes() []route {
 	}
 	rs := []route{
 		f("GET", "/health", levelPublic, s.health),
+		f("GET", "/ready", levelPublic, s.ready),
 		f("GET", "/openapi.json", levelPublic, s.openAPI),
 		f("GET", "/docs", levelPublic, s.docs),
 

@@ -53,6 +53,7 @@ type config struct {
 	pollInterval time.Duration
 	ui           http.Handler
 	obs          obsConfig
+	accessLog    bool
 }
 
 // Option configures a Server.

@@ -200,6 +200,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithMetrics(metrics),
 		server.WithObservability(cfg.ObservabilityEnabled, rec),
 		server.WithUI(ui.Handler()),
+		server.WithAccessLog(cfg.AccessLog),
 	)
 	if err != nil {
 		return err
