@@ -72,7 +72,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) er
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return cmd.run(ctx, &commandEnv{getenv: getenv, stdin: os.Stdin, stdout: stdout, stderr: stderr}, args)
+	err := cmd.run(ctx, &commandEnv{getenv: getenv, stdin: os.Stdin, stdout: stdout, stderr: stderr}, args)
+	return redact(err, getenv)
 }
 
 func init() {
@@ -95,7 +96,7 @@ func runServe(ctx context.Context, env *commandEnv, args []string) error {
 		return err
 	}
 	defer func() { _ = logger.Sync() }()
-	return serve(ctx, cfg, *migrateFirst, logger, env.stdout)
+	return serve(ctx, cfg, *migrateFirst, logger, env.stdout, env.stderr)
 }
 
 // runMigrate is `guard migrate`.
@@ -153,7 +154,7 @@ func newLogger(debug bool) (*zap.Logger, error) {
 	return zap.NewProduction()
 }
 
-func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logger, stdout io.Writer) error {
+func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logger, stdout, stderr io.Writer) error {
 	openCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	var st *store.Store
 	var err error
@@ -220,7 +221,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		ErrorLog:          zap.NewStdLog(logger.Named("agent_control.http")),
 	}
 	addr := ln.Addr().String()
-	logger.Info("listening", zap.String("addr", addr), zap.String("version", version))
+	logStartup(ctx, logger, stderr, cfg, st, addr)
 	fmt.Fprintf(stdout, "listening on http://%s\n", addr)
 
 	errc := make(chan error, 1)
