@@ -176,6 +176,8 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 	if err != nil {
 		return fmt.Errorf("PROMETHEUS_METRICS_PREFIX: %w", err)
 	}
+	b := currentBuild()
+	metrics.SetBuildInfo(b.Version, b.Commit, b.GoVersion)
 	// Deferred calls run in reverse: the HTTP server drains first (below), then the pruner and the policy
 	// poller stop, then the buffered events are written, then the database closes.
 	var rec *observability.Recorder
