@@ -379,6 +379,17 @@ func TestEvaluationFlow(t *testing.T) {
 	})
 }
 
+// TestInvalidJSONHint: a control pasted with curl with a single backslash in its regex gets a 400 that says
+// where the JSON broke and how to fix it, without repeating the body.
+func TestInvalidJSONHint(t *testing.T) {
+	ts := newTS(t)
+	body := "{\"name\": \"ssn\",\n \"data\": {\"condition\": {\"evaluator\": {\"name\": \"regex\", \"config\": {\"pattern\": \"\\d{3}-\\d{2}\"}}}}}"
+	b := ts.expectProblem(400, problem.CodeInvalidJSON, "PUT", "/api/v1/controls", body)
+	if !strings.Contains(b.Detail, "line 2, column 79") || !strings.Contains(b.Detail, `double the backslash (\\d`) || strings.Contains(b.Detail, "{3}") {
+		t.Fatalf("detail: %q", b.Detail)
+	}
+}
+
 func TestBodyLimit(t *testing.T) {
 	ts := newTS(t, WithBodyLimit(64))
 	big := `{"name":"` + strings.Repeat("a", 100) + `"}`
