@@ -51,6 +51,7 @@ func (s *Server) routes() []route {
 		f("POST", apiPrefix+"/evaluation", levelRuntime, s.evaluate),
 	}
 	rs = append(rs, s.obsRoutes()...)
+	rs = append(rs, s.pprofRoutes()...)
 	if s.cfg.ui != nil {
 		rs = append(rs,
 			route{method: "GET", path: "/ui/", level: levelPublic, handler: s.cfg.ui},

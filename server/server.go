@@ -54,6 +54,7 @@ type config struct {
 	ui           http.Handler
 	obs          obsConfig
 	accessLog    bool
+	pprof        bool
 }
 
 // Option configures a Server.

@@ -204,6 +204,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithObservability(cfg.ObservabilityEnabled, rec),
 		server.WithUI(ui.Handler()),
 		server.WithAccessLog(cfg.AccessLog),
+		server.WithPprof(cfg.Pprof),
 	)
 	if err != nil {
 		return err
