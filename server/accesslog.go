@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -28,7 +29,8 @@ const (
 var quietRoutes = map[string]bool{"GET /health": true, "GET /ready": true, "GET /metrics": true}
 
 // accessLog wraps next with the access log when it is enabled. It sits outside the dispatcher, so it
-// reads the route pattern the mux set on the request (r.Pattern) after next returns.
+// reads the route pattern the mux set on the request (r.Pattern) after next returns; the route field is
+// its path (the metrics' route label).
 func (s *Server) accessLog(next http.Handler) http.Handler {
 	if !s.cfg.accessLog {
 		return next
@@ -38,12 +40,8 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		start := time.Now()
 		aw := &accessWriter{ResponseWriter: w}
 		next.ServeHTTP(aw, r)
-		route := r.Pattern
-		if route == "" {
-			route = "unmatched"
-		}
 		level := zapcore.InfoLevel
-		if quietRoutes[route] {
+		if quietRoutes[r.Pattern] {
 			level = zapcore.DebugLevel
 		}
 		ce := log.Check(level, "request")
@@ -56,7 +54,7 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		}
 		ce.Write(
 			zap.String("method", methodName(r.Method)),
-			zap.String("route", route),
+			zap.String("route", routePath(r.Pattern)),
 			zap.Int("status", status),
 			zap.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 			zap.Int64("bytes", aw.bytes),
@@ -65,6 +63,18 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			zap.String("role", s.auth.role(r.Header.Get(APIKeyHeader))),
 		)
 	})
+}
+
+// routePath is the path of a ServeMux pattern ("GET /x/{id}" -> "/x/{id}"; the method is its own field),
+// "unmatched" for a request no route matched: the same values as the metrics' route label.
+func routePath(pattern string) string {
+	if pattern == "" {
+		return "unmatched"
+	}
+	if i := strings.IndexByte(pattern, ' '); i >= 0 {
+		return pattern[i+1:]
+	}
+	return pattern
 }
 
 // methodName keeps the logged method to the standard ones: a client can send any token.
