@@ -77,7 +77,7 @@ func TestOperationsDoc(t *testing.T) {
 	}
 	section, _, _ = strings.Cut(section, "\n#")
 	inREADME := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| (.*?) \\|").FindAllStringSubmatch(section, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^\| (.*?) \|`).FindAllStringSubmatch(section, -1) {
 		for _, n := range regexp.MustCompile("`([A-Z][A-Z0-9_]+)`").FindAllStringSubmatch(m[1], -1) {
 			inREADME[n[1]] = true
 			if !configNames()[n[1]] {

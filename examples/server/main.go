@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -68,7 +69,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) er
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		return fmt.Errorf("unknown command %q (commands: %v)", name, commandNames())
+		return fmt.Errorf("unknown command %q (commands: %s; guard help lists them)", name, strings.Join(commandNames(), ", "))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
