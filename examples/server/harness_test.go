@@ -96,7 +96,12 @@ func startServer(t *testing.T, env map[string]string, args ...string) *proc {
 	if db := strings.ToLower(env["DATABASE_URL"] + env["DB_URL"]); !strings.HasPrefix(db, "postgres") {
 		storetest.SkipWithoutSQLite(t) // a SQLite store (the default) needs a cgo build
 	}
-	bin := buildServer(t)
+	return startBinary(t, buildServer(t), env, args...)
+}
+
+// startBinary is startServer for a binary built elsewhere (with other build settings).
+func startBinary(t *testing.T, bin string, env map[string]string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT=0", "GUARD_API_KEY_ENABLED=", "DATABASE_URL=", "DB_URL=",
