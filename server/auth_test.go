@@ -88,6 +88,7 @@ func TestAuthLevels(t *testing.T) {
 		"POST /api/v1/agents/{agent_name}/controls/{control_id}":        levelAdmin,
 		"GET /api/v1/controls/{control_id}/data":                        levelRuntime,
 		"GET /health":                                                   levelPublic,
+		"GET /ready":                                                    levelPublic,
 		"GET /openapi.json":                                             levelPublic,
 		"GET /docs":                                                     levelPublic,
 	}

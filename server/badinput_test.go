@@ -176,6 +176,9 @@ func TestStoreFailures(t *testing.T) {
 	if m["database"] != "unavailable" || m["status"] != "healthy" {
 		t.Fatalf("health: %v", m)
 	}
+	if b := ts.expectProblem(503, problem.CodeDatabaseUnavailable, "GET", "/ready", nil); strings.Contains(b.Detail, "dial") {
+		t.Fatalf("/ready detail leaks internals: %q", b.Detail)
+	}
 	b := ts.expectProblem(503, problem.CodeDatabaseUnavailable, "GET", "/api/v1/controls/1", nil)
 	if strings.Contains(b.Detail, "dial") {
 		t.Fatalf("detail leaks internals: %q", b.Detail)

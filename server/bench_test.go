@@ -8,16 +8,27 @@ import (
 	"net/http/httptest"
 	"syscall"
 	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // BenchmarkEvaluationHandler measures POST /evaluation through the full handler stack (middleware, auth,
 // strict decoding, the cached engine, encoding) for an agent with 10 regex and list controls.
 func BenchmarkEvaluationHandler(b *testing.B) {
-	for _, auth := range []bool{false, true} {
-		b.Run(fmt.Sprintf("auth=%v", auth), func(b *testing.B) {
+	for _, bc := range []struct {
+		name            string
+		auth, accessLog bool
+	}{{"auth=false", false, false}, {"auth=true", true, false}, {"auth=true,accesslog=on", true, true}} {
+		auth := bc.auth
+		b.Run(bc.name, func(b *testing.B) {
 			var opts []Option
 			if auth {
 				opts = append(opts, WithAuth(true, []string{"regular-key-1", "regular-key-2"}, []string{"admin-key"}))
+			}
+			if bc.accessLog { // the production JSON encoder at info, written to io.Discard
+				enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+				opts = append(opts, WithAccessLog(true), WithLogger(zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), zapcore.InfoLevel))))
 			}
 			ts := newTS(b, opts...)
 			setup := newTSOn(b, ts.st) // an open server on the same store for the set-up calls

@@ -24,6 +24,19 @@ func TestHealth(t *testing.T) {
 	}
 }
 
+// TestReady: GET /ready answers 200 {"status":"ready"} while the database answers, with no key even when
+// authentication is on (TestStoreFailures covers the 503).
+func TestReady(t *testing.T) {
+	ts := newTS(t, WithAuth(true, []string{"r"}, []string{"a"}))
+	r := ts.do("GET", "/ready", nil)
+	if m := r.obj(t); r.Code != 200 || m["status"] != "ready" || m["database"] != "ok" || r.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("ready: %d %s %v", r.Code, r.Body, r.Header)
+	}
+	if r := ts.do("POST", "/ready", "{}"); r.Code != 405 {
+		t.Fatalf("POST /ready: %d", r.Code)
+	}
+}
+
 func TestRequestID(t *testing.T) {
 	ts := newTS(t)
 	r := ts.do("GET", "/health", nil, "X-Request-Id", "abc-123")
@@ -364,6 +377,17 @@ func TestEvaluationFlow(t *testing.T) {
 		}
 		ts.expectProblem(400, problem.CodeInvalidJSON, "POST", "/api/v1/evaluation", `{"agent_name":`)
 	})
+}
+
+// TestInvalidJSONHint: a control pasted with curl with a single backslash in its regex gets a 400 that says
+// where the JSON broke and how to fix it, without repeating the body.
+func TestInvalidJSONHint(t *testing.T) {
+	ts := newTS(t)
+	body := "{\"name\": \"ssn\",\n \"data\": {\"condition\": {\"evaluator\": {\"name\": \"regex\", \"config\": {\"pattern\": \"\\d{3}-\\d{2}\"}}}}}"
+	b := ts.expectProblem(400, problem.CodeInvalidJSON, "PUT", "/api/v1/controls", body)
+	if !strings.Contains(b.Detail, "line 2, column 79") || !strings.Contains(b.Detail, `double the backslash (\\d`) || strings.Contains(b.Detail, "{3}") {
+		t.Fatalf("detail: %q", b.Detail)
+	}
 }
 
 func TestBodyLimit(t *testing.T) {

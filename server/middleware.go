@@ -14,11 +14,13 @@ import (
 )
 
 // middleware wraps the dispatcher: version header and request id first (so every response, errors and
-// 401s included, carries them), then panic recovery, then the body limit.
+// 401s included, carries them), then the access log (which sees the final status, panics included), then
+// panic recovery, then the body limit.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	h := s.limitBody(next)
 	h = s.observeHTTP(h)
 	h = s.recoverPanics(h)
+	h = s.accessLog(h)
 	return s.stamp(h)
 }
 

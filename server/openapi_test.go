@@ -196,6 +196,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		v.check(req, r, pattern)
 	}
 	ts.do("GET", "/health", nil)
+	ts.do("GET", "/ready", nil)
 	ts.do("GET", "/metrics", nil)
 	ts.do("GET", "/openapi.json", nil)
 	ts.do("GET", "/docs", nil)

@@ -22,6 +22,7 @@ func (s *Server) routes() []route {
 	}
 	rs := []route{
 		f("GET", "/health", levelPublic, s.health),
+		f("GET", "/ready", levelPublic, s.ready),
 		f("GET", "/openapi.json", levelPublic, s.openAPI),
 		f("GET", "/docs", levelPublic, s.docs),
 
@@ -50,6 +51,7 @@ func (s *Server) routes() []route {
 		f("POST", apiPrefix+"/evaluation", levelRuntime, s.evaluate),
 	}
 	rs = append(rs, s.obsRoutes()...)
+	rs = append(rs, s.pprofRoutes()...)
 	if s.cfg.ui != nil {
 		rs = append(rs,
 			route{method: "GET", path: "/ui/", level: levelPublic, handler: s.cfg.ui},

@@ -57,6 +57,8 @@ type config struct {
 	// listenAddr and allowedOrigins configure the cross-site checks (crosssite.go).
 	listenAddr     string
 	allowedOrigins []string
+	accessLog      bool
+	pprof          bool
 }
 
 // Option configures a Server.

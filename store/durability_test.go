@@ -17,6 +17,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/store"
+	"github.com/guardrail-control/guard/store/storetest"
 )
 
 const writerEnv = "GUARD_STORE_TEST_WRITER_DB"
@@ -51,6 +52,7 @@ func TestHelperWriter(t *testing.T) {
 // TestDurabilityAfterSIGKILL kills a writing process in the middle of its stream of writes, reopens the
 // file and finds every control the process reported committed, and an intact database.
 func TestDurabilityAfterSIGKILL(t *testing.T) {
+	storetest.SkipWithoutSQLite(t)
 	path := t.TempDir() + "/guard.db"
 	ctx := ctxT(t)
 	if err := store.Migrate(ctx, path); err != nil {

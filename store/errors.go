@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/lib/pq"
-	"github.com/mattn/go-sqlite3"
 
 	guard "github.com/guardrail-control/guard"
 )
@@ -64,14 +63,7 @@ func isConnFailure(err error) bool {
 		}
 		return false
 	}
-	var liteErr sqlite3.Error
-	if errors.As(err, &liteErr) {
-		switch liteErr.Code {
-		case sqlite3.ErrCantOpen, sqlite3.ErrIoErr, sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrNotADB, sqlite3.ErrFull:
-			return true
-		}
-	}
-	return false
+	return sqliteConnFailure(err)
 }
 
 // isUniqueViolation reports whether err is a unique-constraint violation on either dialect.
@@ -80,11 +72,7 @@ func isUniqueViolation(err error) bool {
 	if errors.As(err, &pqErr) {
 		return pqErr.Code == "23505"
 	}
-	var liteErr sqlite3.Error
-	if errors.As(err, &liteErr) {
-		return liteErr.ExtendedCode == sqlite3.ErrConstraintUnique || liteErr.ExtendedCode == sqlite3.ErrConstraintPrimaryKey
-	}
-	return false
+	return sqliteUniqueViolation(err)
 }
 
 // nameConflict is the error for a control name that a live control already uses. It does not repeat the

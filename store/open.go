@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq"           // the PostgreSQL driver
-	_ "github.com/mattn/go-sqlite3" // the SQLite driver
+	_ "github.com/lib/pq" // the PostgreSQL driver; SQLite's is in sqlite_cgo.go (cgo builds only)
 
 	guard "github.com/guardrail-control/guard"
 )
@@ -62,7 +61,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	}
 	if n > 0 {
 		s.Close()
-		return nil, fmt.Errorf("%w: %d migration(s) to apply; run \"go run ./examples/server migrate\" (or serve --migrate)", ErrMigrationsPending, n)
+		return nil, fmt.Errorf("%w: %d migration(s) to apply; run \"guard migrate\" (or guard serve --migrate)", ErrMigrationsPending, n)
 	}
 	return s, nil
 }
@@ -207,19 +206,26 @@ func sqliteDSNs(rawURL string, cfg config) (writer, reader, path string, err err
 	return writer, reader, path, nil
 }
 
+// ErrSQLiteUnavailable is returned when a SQLite database is opened by a build without cgo.
+var ErrSQLiteUnavailable = errors.New("store: SQLite needs a cgo build of guard (this binary was built with CGO_ENABLED=0); " +
+	"rebuild with CGO_ENABLED=1 and a C compiler, or use a postgres:// database URL")
+
 func connectSQLite(rawURL string, cfg config) (*Store, error) {
+	if !SQLiteAvailable {
+		return nil, ErrSQLiteUnavailable
+	}
 	wdsn, rdsn, path, err := sqliteDSNs(rawURL, cfg)
 	if err != nil {
 		return nil, err
 	}
-	w, err := sqlx.Open("sqlite3", wdsn)
+	w, err := sqlx.Open(sqliteDriver, wdsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	r, err := sqlx.Open("sqlite3", rdsn)
+	r, err := sqlx.Open(sqliteDriver, rdsn)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: %w", err)

@@ -22,7 +22,7 @@ func TestOpenRefusesPendingMigrations(t *testing.T) {
 		ctx := ctxT(t)
 		_, err := store.Open(ctx, url)
 		wantErr(t, err, store.ErrMigrationsPending)
-		if !strings.Contains(err.Error(), `go run ./examples/server migrate`) {
+		if !strings.Contains(err.Error(), `guard migrate`) {
 			t.Fatalf("error does not name the fix: %v", err)
 		}
 		// Two migrators at once (two replicas starting together) both succeed.
@@ -61,6 +61,7 @@ func TestOpenSQLiteURLForms(t *testing.T) {
 		{filepath.Join(dir, "with space.db"), filepath.Join(dir, "with space.db")},
 		{"bare.db", filepath.Join(dir, "bare.db")},
 	}
+	storetest.SkipWithoutSQLite(t)
 	for _, tc := range tests {
 		s, err := store.OpenAndMigrate(ctx, tc.url)
 		if err != nil {
@@ -92,10 +93,11 @@ func TestOpenUnavailable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	for _, url := range []string{
-		"postgres://postgres@" + addr + "/x?sslmode=disable&connect_timeout=2",
-		"sqlite://" + filepath.Join(t.TempDir(), "missing-dir", "guard.db"),
-	} {
+	urls := []string{"postgres://postgres@" + addr + "/x?sslmode=disable&connect_timeout=2"}
+	if store.SQLiteAvailable {
+		urls = append(urls, "sqlite://"+filepath.Join(t.TempDir(), "missing-dir", "guard.db"))
+	}
+	for _, url := range urls {
 		_, err := store.Open(ctx, url)
 		wantErr(t, err, guard.ErrUnavailable)
 	}
@@ -146,5 +148,30 @@ func TestPostgresRecovers(t *testing.T) {
 	cancel()
 	if err := s.Ping(cctx); err == nil {
 		t.Fatal("ping with a cancelled context succeeded")
+	}
+}
+
+// TestOpenSQLiteWithoutCgo: a build without cgo refuses every SQLite form with ErrSQLiteUnavailable, whose
+// message says what to do, and still tells a PostgreSQL URL it cannot reach from a configuration error.
+func TestOpenSQLiteWithoutCgo(t *testing.T) {
+	if store.SQLiteAvailable {
+		t.Skip("this build has SQLite (cgo); the CGO_ENABLED=0 run of CI covers this test")
+	}
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	for _, url := range []string{"sqlite://" + filepath.Join(dir, "a.db"), "file:" + filepath.Join(dir, "b.db"), "guard.db"} {
+		for name, open := range map[string]func() error{
+			"Open":           func() error { _, err := store.Open(ctx, url); return err },
+			"OpenAndMigrate": func() error { _, err := store.OpenAndMigrate(ctx, url); return err },
+			"Migrate":        func() error { return store.Migrate(ctx, url) },
+		} {
+			err := open()
+			if !errors.Is(err, store.ErrSQLiteUnavailable) || !strings.Contains(err.Error(), "cgo") || !strings.Contains(err.Error(), "postgres://") {
+				t.Errorf("%s(%q) = %v, want ErrSQLiteUnavailable", name, url, err)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.db")); !os.IsNotExist(err) {
+		t.Errorf("a cgo-less build created a SQLite file: %v", err)
 	}
 }

@@ -8,6 +8,9 @@ import (
 
 // TestSQLitePragmas checks that every connection of both pools gets the settings the store relies on.
 func TestSQLitePragmas(t *testing.T) {
+	if !SQLiteAvailable {
+		t.Skip("SQLite tests skipped: built with CGO_ENABLED=0 and SQLite (mattn/go-sqlite3) needs cgo")
+	}
 	ctx := context.Background()
 	s, err := connect(ctx, "sqlite://"+filepath.Join(t.TempDir(), "p.db"))
 	if err != nil {

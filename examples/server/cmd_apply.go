@@ -13,9 +13,9 @@ import (
 
 func init() {
 	register(&command{name: "apply", summary: "make a server hold what policy files say: create, update, link, unlink (and --prune delete) controls",
-		usage: "guard apply -f FILE... [--server URL] [--dry-run] [--prune]", run: runApply})
+		usage: "guard apply -f FILE... [--server URL] [--dry-run] [--prune]", run: runApply, env: remoteEnv})
 	register(&command{name: "diff", summary: "show what guard apply would change, as a diff; exit 2 when there are changes",
-		usage: "guard diff -f FILE... [--server URL] [--prune]", run: runDiff})
+		usage: "guard diff -f FILE... [--server URL] [--prune]", run: runDiff, env: remoteEnv})
 }
 
 // exitChanges is the status of diff and apply --dry-run when the server differs from the files (like diff).

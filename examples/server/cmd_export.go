@@ -13,7 +13,7 @@ import (
 
 func init() {
 	register(&command{name: "export", summary: "write a server's controls and agent links as a policy file (what guard apply reads)",
-		usage: "guard export [--server URL] [-o FILE]", run: runExport})
+		usage: "guard export [--server URL] [-o FILE]", run: runExport, env: remoteEnv})
 }
 
 // runExport is `guard export`: every live control with its data (enabled included) and every agent with

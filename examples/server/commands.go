@@ -14,6 +14,9 @@ type command struct {
 	name    string // the word after `guard`
 	summary string // one line for `guard -h`
 	usage   string // the synopsis, e.g. "guard validate -f FILE..."
+	// env lists the environment variables the command reads beyond the server's (envVars), for example a
+	// client command's server URL and key; `guard help` lists them under the command's name.
+	env []envVar
 	// run executes the command. It returns nil for exit status 0, an *exitError for a chosen status
 	// without a message of its own (validate: 1 when a file is invalid, diff: 2 when there are changes),
 	// and any other error for status 1 with that error printed.

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/guardrail-control/guard/evaluator/toxicity"
-	"github.com/guardrail-control/guard/server/observability"
 )
 
 // Config is the service configuration read from the environment (contract section 7).
@@ -23,6 +23,8 @@ type Config struct {
 	FlushInterval        time.Duration
 	RetentionDays        int
 	MetricsPrefix        string
+	AccessLog            bool
+	Pprof                bool
 	// AllowedOrigins (GUARD_ALLOWED_ORIGINS) may call the mutating routes from a browser besides the
 	// server's own origin (server.WithAllowedOrigins checks their form).
 	AllowedOrigins []string
@@ -30,10 +32,144 @@ type Config struct {
 	ObservabilityDurable bool
 	// BufferBytes (OBSERVABILITY_BUFFER_BYTES) bounds the events buffer's estimated heap.
 	BufferBytes int64
+	Ext         toxicity.Settings
+
+	// HostExplicit says HOST was set: the default host depends on authentication, and an explicit
+	// non-loopback host with authentication off earns a warning at start.
+	HostExplicit bool
+}
+
+// envVar is one environment variable of the service: the single place that declares its name, default
+// and description. LoadConfig parses the variables from this table and `guard help` lists it, so a new
+// variable is one row here (and a field in Config).
+type envVar struct {
+	name    string
+	aliases []string // older names read when name is unset (DB_URL for DATABASE_URL)
+	def     string   // the value used when the variable is unset ("" = none: the field keeps its zero value)
+	defText string   // how help shows the default when def alone does not say it (computed defaults)
+	desc    string   // one line for `guard help`
+	// set parses a non-empty, trimmed value into c. It returns "" when the value is good and otherwise what
+	// the value must be ("a boolean (true or false)"); the error then names the variable, never the value.
+	set func(c *Config, v string) (want string)
+}
+
+// envVars is the table of every environment variable the service reads, in the order help lists them.
+var envVars = []envVar{
+	{name: "DATABASE_URL", aliases: []string{"DB_URL"}, def: "guard.db",
+		desc: "the database: postgres://user:pass@host/db (PostgreSQL), sqlite:///abs/path.db, a file: URI or a file path (SQLite)",
+		set: func(c *Config, v string) string {
+			c.DatabaseURL = v
+			if !supportedDatabaseURL(v) {
+				return databaseURLForms
+			}
+			return ""
+		}},
+	{name: "HOST", defText: "127.0.0.1 (0.0.0.0 when GUARD_API_KEY_ENABLED=true)",
+		desc: "the interface to listen on; other than loopback with authentication off logs a warning",
+		set: func(c *Config, v string) string {
+			c.Host, c.HostExplicit = v, true
+			return ""
+		}},
+	{name: "PORT", def: "8000", desc: "the TCP port to listen on (0 picks a free port)",
+		set: func(c *Config, v string) string {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 65535 {
+				return "a port number from 0 to 65535 (0 picks a free port)"
+			}
+			c.Port = n
+			return ""
+		}},
+	{name: "DEBUG", def: "false", desc: "human-readable debug logs (zap development logger) instead of JSON at info",
+		set: boolField(func(c *Config) *bool { return &c.Debug })},
+	{name: "GUARD_API_KEY_ENABLED", def: "false", desc: "require an API key (X-API-Key) on every non-public route",
+		set: boolField(func(c *Config) *bool { return &c.AuthEnabled })},
+	{name: "GUARD_API_KEYS", desc: "comma-separated regular keys: runtime and read routes",
+		set: func(c *Config, v string) string { c.APIKeys = splitList(v); return "" }},
+	{name: "GUARD_ADMIN_API_KEYS", desc: "comma-separated admin keys: every route",
+		set: func(c *Config, v string) string { c.AdminAPIKeys = splitList(v); return "" }},
+	{name: "GUARD_ALLOWED_ORIGINS", desc: "comma-separated origins (scheme://host[:port]) whose pages may call the mutating routes",
+		set: func(c *Config, v string) string { c.AllowedOrigins = splitList(v); return "" }},
+	{name: "GUARD_ACCESS_LOG", def: "true", desc: "log one line per request (info; /health, /ready and /metrics at debug)",
+		set: boolField(func(c *Config) *bool { return &c.AccessLog })},
+	{name: "GUARD_PPROF", def: "false", desc: "serve /debug/pprof/* to admin keys (404 when off)",
+		set: boolField(func(c *Config) *bool { return &c.Pprof })},
+	{name: "OBSERVABILITY_ENABLED", def: "true", desc: "record an event per evaluated control and serve the observability API",
+		set: boolField(func(c *Config) *bool { return &c.ObservabilityEnabled })},
+	{name: "OBSERVABILITY_DURABLE", def: "false", desc: "answer posted events 201 only once they are committed (else 202 from the buffer)",
+		set: boolField(func(c *Config) *bool { return &c.ObservabilityDurable })},
+	{name: "OBSERVABILITY_BUFFER_BYTES", def: "67108864", desc: "bound of the events buffer in bytes (64 MiB); posted events that do not fit get 503",
+		set: func(c *Config, v string) string {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1<<20 || n > 1<<40 {
+				return "a whole number of bytes from 1048576 (1 MiB) to 1099511627776 (1 TiB)"
+			}
+			c.BufferBytes = n
+			return ""
+		}},
+	{name: "OBSERVABILITY_FLUSH_INTERVAL_SECONDS", def: "10", desc: "how often buffered events are written to the database",
+		set: func(c *Config, v string) string {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(f > 0 && f <= 3600) {
+				return "a number of seconds greater than 0 and at most 3600"
+			}
+			c.FlushInterval = time.Duration(f * float64(time.Second))
+			return ""
+		}},
+	{name: "OBSERVABILITY_RETENTION_DAYS", def: "30", desc: "events older than this are deleted",
+		set: func(c *Config, v string) string {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 36500 {
+				return "a whole number of days from 1 to 36500"
+			}
+			c.RetentionDays = n
+			return ""
+		}},
+	{name: "PROMETHEUS_METRICS_PREFIX", def: "guard", desc: "prefix of guard's own metric names at /metrics",
+		set: func(c *Config, v string) string { c.MetricsPrefix = v; return "" }},
+	{name: toxicity.EnvAPIKey, desc: "bearer token of the moderation service; enables the ext.toxicity evaluator",
+		set: func(c *Config, v string) string { c.Ext.APIKey = v; return "" }},
+	{name: toxicity.EnvAPIURL, defText: toxicity.DefaultURL, desc: "the moderation endpoint (any OpenAI-compatible one)",
+		set: func(c *Config, v string) string { c.Ext.URL = v; return "" }},
+	{name: toxicity.EnvAPIModel, desc: "the model field sent to the moderation service (default: the service's)",
+		set: func(c *Config, v string) string { c.Ext.Model = v; return "" }},
+}
+
+// boolField is the parser of a boolean variable stored at field(c).
+func boolField(field func(*Config) *bool) func(*Config, string) string {
+	return func(c *Config, v string) string {
+		b, err := parseBool(v)
+		if err != nil {
+			return "a boolean (true or false)"
+		}
+		*field(c) = b
+		return ""
+	}
+}
+
+// lookup returns the value of ev (trimmed), reading its aliases when it is unset, and the name it came from.
+func (ev *envVar) lookup(getenv func(string) string) (value, from string) {
+	for _, n := range append([]string{ev.name}, ev.aliases...) {
+		if v := strings.TrimSpace(getenv(n)); v != "" {
+			return v, n
+		}
+	}
+	return "", ev.name
 }
 
 // Addr is the listen address host:port.
 func (c Config) Addr() string { return joinHostPort(c.Host, c.Port) }
+
+// ExposedWithoutAuth reports whether the server listens beyond loopback with authentication off.
+func (c Config) ExposedWithoutAuth() bool { return !c.AuthEnabled && !isLoopbackHost(c.Host) }
+
+// isLoopbackHost reports whether host only reaches this machine (localhost, 127.0.0.0/8, ::1).
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
 
 func joinHostPort(host string, port int) string {
 	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
@@ -42,92 +178,32 @@ func joinHostPort(host string, port int) string {
 	return host + ":" + strconv.Itoa(port)
 }
 
-// LoadConfig reads the configuration through getenv (os.Getenv in main, a map in tests). A malformed
-// value is an error naming the variable; the value itself is not repeated (it may be a secret).
+// LoadConfig reads the configuration through getenv (os.Getenv in main, a map in tests), variable by
+// variable from envVars. A malformed value is an error naming the variable; the value itself is not
+// repeated (it may be a secret).
 func LoadConfig(getenv func(string) string) (Config, error) {
-	c := Config{
-		DatabaseURL:          "guard.db",
-		Host:                 "0.0.0.0",
-		Port:                 8000,
-		ObservabilityEnabled: true,
-		FlushInterval:        10 * time.Second,
-		RetentionDays:        30,
-		MetricsPrefix:        "guard",
-		BufferBytes:          observability.DefaultBufferBytes,
-	}
+	var c Config
 	var errs []string
-	fail := func(name, want string) { errs = append(errs, fmt.Sprintf("%s must be %s", name, want)) }
-
-	if v := strings.TrimSpace(getenv("DATABASE_URL")); v != "" {
-		c.DatabaseURL = v
-		if !supportedDatabaseURL(v) {
-			fail("DATABASE_URL", databaseURLForms)
-		}
-	} else if v := strings.TrimSpace(getenv("DB_URL")); v != "" {
-		c.DatabaseURL = v
-		if !supportedDatabaseURL(v) {
-			fail("DB_URL", databaseURLForms)
-		}
-	}
-	if v := strings.TrimSpace(getenv("HOST")); v != "" {
-		c.Host = v
-	}
-	if v := strings.TrimSpace(getenv("PORT")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 65535 {
-			fail("PORT", "a port number from 0 to 65535 (0 picks a free port)")
-		} else {
-			c.Port = n
-		}
-	}
-	boolVar := func(name string, dst *bool) {
-		v := strings.TrimSpace(getenv(name))
+	for i := range envVars {
+		ev := &envVars[i]
+		v, from := ev.lookup(getenv)
 		if v == "" {
-			return
+			v = ev.def
 		}
-		b, err := parseBool(v)
-		if err != nil {
-			fail(name, "a boolean (true or false)")
-			return
+		if v == "" {
+			continue
 		}
-		*dst = b
-	}
-	boolVar("DEBUG", &c.Debug)
-	boolVar("GUARD_API_KEY_ENABLED", &c.AuthEnabled)
-	boolVar("OBSERVABILITY_ENABLED", &c.ObservabilityEnabled)
-	boolVar("OBSERVABILITY_DURABLE", &c.ObservabilityDurable)
-	if v := strings.TrimSpace(getenv("OBSERVABILITY_BUFFER_BYTES")); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1<<20 || n > 1<<40 {
-			fail("OBSERVABILITY_BUFFER_BYTES", "a whole number of bytes from 1048576 (1 MiB) to 1099511627776 (1 TiB)")
-		} else {
-			c.BufferBytes = n
+		if want := ev.set(&c, v); want != "" {
+			errs = append(errs, fmt.Sprintf("%s must be %s", from, want))
 		}
 	}
-	c.APIKeys = splitList(getenv("GUARD_API_KEYS"))
-	c.AdminAPIKeys = splitList(getenv("GUARD_ADMIN_API_KEYS"))
-	c.AllowedOrigins = splitList(getenv("GUARD_ALLOWED_ORIGINS"))
-	if v := strings.TrimSpace(getenv("OBSERVABILITY_FLUSH_INTERVAL_SECONDS")); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 || f > 3600 {
-			fail("OBSERVABILITY_FLUSH_INTERVAL_SECONDS", "a number of seconds greater than 0 and at most 3600")
-		} else {
-			c.FlushInterval = time.Duration(f * float64(time.Second))
+	if !c.HostExplicit {
+		c.Host = "127.0.0.1" // local development: nothing beyond this machine reaches an open server
+		if c.AuthEnabled {
+			c.Host = "0.0.0.0"
 		}
 	}
-	if v := strings.TrimSpace(getenv("OBSERVABILITY_RETENTION_DAYS")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 36500 {
-			fail("OBSERVABILITY_RETENTION_DAYS", "a whole number of days from 1 to 36500")
-		} else {
-			c.RetentionDays = n
-		}
-	}
-	if v := strings.TrimSpace(getenv("PROMETHEUS_METRICS_PREFIX")); v != "" {
-		c.MetricsPrefix = v
-	}
-	ext := toxicity.Settings{APIKey: strings.TrimSpace(getenv(toxicity.EnvAPIKey)), URL: strings.TrimSpace(getenv(toxicity.EnvAPIURL))}
-	if err := ext.Check(); err != nil {
+	if err := c.Ext.Check(); err != nil {
 		errs = append(errs, err.Error())
 	}
 	if c.AuthEnabled && len(c.APIKeys) == 0 && len(c.AdminAPIKeys) == 0 {

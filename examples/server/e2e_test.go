@@ -245,6 +245,7 @@ func TestReplicasPostgres(t *testing.T) {
 }
 
 func TestServeRefusesPendingMigrations(t *testing.T) {
+	storetest.SkipWithoutSQLite(t)
 	bin := buildServer(t)
 	db := filepath.Join(t.TempDir(), "fresh.db")
 	out, err := runBin(bin, []string{"DB_URL=" + db, "PORT=0", "HOST=127.0.0.1"}, "serve")

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guardrail-control/guard/store/storetest"
 )
 
 // The end-to-end tests of this package run the real server binary, built once per test binary run.
@@ -91,7 +93,15 @@ type proc struct {
 // ext.toxicity settings) and waits for /health. The process is killed at the end of the test if it still runs.
 func startServer(t *testing.T, env map[string]string, args ...string) *proc {
 	t.Helper()
-	bin := buildServer(t)
+	if db := strings.ToLower(env["DATABASE_URL"] + env["DB_URL"]); !strings.HasPrefix(db, "postgres") {
+		storetest.SkipWithoutSQLite(t) // a SQLite store (the default) needs a cgo build
+	}
+	return startBinary(t, buildServer(t), env, args...)
+}
+
+// startBinary is startServer for a binary built elsewhere (with other build settings).
+func startBinary(t *testing.T, bin string, env map[string]string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "HOST=127.0.0.1", "PORT=0", "GUARD_API_KEY_ENABLED=", "DATABASE_URL=", "DB_URL=",

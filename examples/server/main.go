@@ -1,12 +1,18 @@
-// Command server runs the guard REST service.
+// Command guard is the guardrail control service and its operator tool, one binary:
 //
-//	server migrate            apply the database migrations and exit
-//	server serve [--migrate]  serve HTTP (the default command); --migrate applies migrations first
+//	go build -o guard ./examples/server
 //
-// Configuration comes from the environment (DATABASE_URL or DB_URL, HOST, PORT, DEBUG,
-// GUARD_API_KEY_ENABLED, GUARD_API_KEYS, GUARD_ADMIN_API_KEYS, OBSERVABILITY_ENABLED,
-// OBSERVABILITY_FLUSH_INTERVAL_SECONDS, OBSERVABILITY_RETENTION_DAYS, EXT_API_KEY, EXT_API_URL,
-// PROMETHEUS_METRICS_PREFIX, OBSERVABILITY_BUFFER_BYTES, OBSERVABILITY_DURABLE). Once listening it prints "listening on http://host:port".
+//	guard serve [--migrate]  serve the REST API, the dashboard and /metrics (the default command);
+//	                         --migrate applies pending database migrations first
+//	guard migrate            apply the database migrations and exit
+//	guard version            version, commit, Go version and build tags (also guard --version)
+//	guard help [command]     every command and every environment variable with its default (also -h)
+//
+// Other commands register themselves in the command table (commands.go) and appear in `guard help`.
+// Configuration comes from the environment; the table in config.go declares every variable once (name,
+// default, description) for LoadConfig and for the help text. Once listening, serve prints
+// "listening on http://host:port" on stdout and logs one start-up line. Exit status: 0 on success and for
+// help, 1 on an error, and whatever a command documents (validate: 1 when a file is invalid, diff: 2).
 package main
 
 import (
@@ -19,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,9 +39,6 @@ import (
 	_ "github.com/guardrail-control/guard/evaluator/jsonvalidate" // json: validates tool arguments and structured output
 	_ "github.com/guardrail-control/guard/evaluator/toxicity"     // ext.toxicity, available when EXT_API_KEY is set
 )
-
-// version is the server version; set it at build time with -ldflags "-X main.version=1.2.3".
-var version = "0.1.0"
 
 // shutdownTimeout bounds how long in-flight requests may take after SIGTERM.
 const shutdownTimeout = 20 * time.Second
@@ -55,16 +59,22 @@ func main() {
 // With no command, or a first argument that is a flag, it serves.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	name := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+	switch {
+	case len(args) > 0 && isHelpArg(args[0]):
+		name, args = "help", args[1:]
+	case len(args) > 0 && isVersionArg(args[0]):
+		name, args = "version", args[1:]
+	case len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-':
 		name, args = args[0], args[1:]
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		return fmt.Errorf("unknown command %q (commands: %v)", name, commandNames())
+		return fmt.Errorf("unknown command %q (commands: %s; guard help lists them)", name, strings.Join(commandNames(), ", "))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return cmd.run(ctx, &commandEnv{getenv: getenv, stdin: os.Stdin, stdout: stdout, stderr: stderr}, args)
+	err := cmd.run(ctx, &commandEnv{getenv: getenv, stdin: os.Stdin, stdout: stdout, stderr: stderr}, args)
+	return redact(err, getenv)
 }
 
 func init() {
@@ -87,7 +97,7 @@ func runServe(ctx context.Context, env *commandEnv, args []string) error {
 		return err
 	}
 	defer func() { _ = logger.Sync() }()
-	return serve(ctx, cfg, *migrateFirst, logger, env.stdout)
+	return serve(ctx, cfg, *migrateFirst, logger, env.stdout, env.stderr)
 }
 
 // runMigrate is `guard migrate`.
@@ -145,7 +155,7 @@ func newLogger(debug bool) (*zap.Logger, error) {
 	return zap.NewProduction()
 }
 
-func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logger, stdout io.Writer) error {
+func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logger, stdout, stderr io.Writer) error {
 	openCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	var st *store.Store
 	var err error
@@ -167,6 +177,8 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 	if err != nil {
 		return fmt.Errorf("PROMETHEUS_METRICS_PREFIX: %w", err)
 	}
+	b := currentBuild()
+	metrics.SetBuildInfo(b.Version, b.Commit, b.GoVersion)
 	// Deferred calls run in reverse: the HTTP server drains first (below), then the pruner and the policy
 	// poller stop, then the buffered events are written, then the database closes.
 	var rec *observability.Recorder
@@ -196,6 +208,8 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		// Cross-site protection: Host is checked when HOST is loopback; GUARD_ALLOWED_ORIGINS adds origins.
 		server.WithListenAddr(cfg.Addr()),
 		server.WithAllowedOrigins(cfg.AllowedOrigins),
+		server.WithAccessLog(cfg.AccessLog),
+		server.WithPprof(cfg.Pprof),
 	)
 	if err != nil {
 		return err
@@ -215,7 +229,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		ErrorLog:          zap.NewStdLog(logger.Named("agent_control.http")),
 	}
 	addr := ln.Addr().String()
-	logger.Info("listening", zap.String("addr", addr), zap.String("version", version))
+	logStartup(ctx, logger, stderr, cfg, st, addr)
 	fmt.Fprintf(stdout, "listening on http://%s\n", addr)
 
 	errc := make(chan error, 1)

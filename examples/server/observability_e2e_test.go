@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -174,9 +175,11 @@ func (p *proc) checkMetrics(posted int) {
 		{"guard_events_received_total", nil, float64(posted + 1)}, // the posted events and the evaluation's
 		{"guard_evaluations_total", map[string]string{"decision": "deny"}, 1},
 		{"guard_control_matches_total", map[string]string{"action": "deny"}, 1},
-		{"guard_http_requests_total", map[string]string{"route": "POST /api/v1/observability/events", "method": "POST", "status": "202"}, 3},
-		{"guard_http_requests_total", map[string]string{"route": "POST /api/v1/evaluation", "status": "200"}, 1},
-		{"guard_go_goroutines", nil, 1},
+		{"guard_http_requests_total", map[string]string{"route": "/api/v1/observability/events", "method": "POST", "status": "202"}, 3},
+		{"guard_http_requests_total", map[string]string{"route": "/api/v1/evaluation", "method": "POST", "status": "200"}, 1},
+		{"go_goroutines", nil, 1},
+		{"process_cpu_seconds_total", nil, 1e-9},
+		{"guard_build_info", map[string]string{"version": version, "goversion": runtime.Version()}, 1},
 	} {
 		if got := value(c.name, c.labels); got < c.min {
 			p.t.Errorf("%s%v = %v, want at least %v", c.name, c.labels, got, c.min)

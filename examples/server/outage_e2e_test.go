@@ -17,13 +17,13 @@ import (
 // proxy and restores it (issue 3 "Bad input", issue 4 point 3):
 //
 //   - during the outage every control-plane read and write answers 503 DATABASE_UNAVAILABLE with a
-//     problem body, never a 500; /health answers 200 with "database": "unavailable";
+//     problem body, never a 500; /health answers 200 with "database": "unavailable" and /ready 503;
 //   - POST /evaluation for an agent whose engine is already compiled keeps answering from that engine
 //     (the last policy it saw: fail static, not fail closed), even when a write just before the outage
 //     made that engine stale and its revalidation fails; an agent never evaluated before cannot be
 //     loaded and gets the 503;
 //   - once the proxy listens again on the same port, everything works within a deadline without a
-//     restart, and every control, version, agent and link written before the outage is still there.
+//     restart (/ready answers 200 again), and every control, version, agent and link written before the outage is still there.
 func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
 	pgURL := storetest.PostgresURL(t)
 	u, err := url.Parse(pgURL)
@@ -125,6 +125,11 @@ func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
 	if h := p.call(200, "GET", "/health", nil); h["database"] != "unavailable" {
 		t.Errorf("/health during the outage: %v, want database unavailable", h)
 	}
+	// Readiness follows the database (a probe takes the replica out of the load balancer); liveness does not.
+	if status, header, b := p.do("GET", "/ready", nil, nil); status != http.StatusServiceUnavailable ||
+		!strings.Contains(string(b), `"DATABASE_UNAVAILABLE"`) || !strings.HasPrefix(header.Get("Content-Type"), "application/problem+json") {
+		t.Errorf("/ready during the outage: %d %s, want a 503 DATABASE_UNAVAILABLE problem", status, b)
+	}
 	if t.Failed() {
 		t.FailNow()
 	}
@@ -150,6 +155,15 @@ func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
 	}
 	if h := p.call(200, "GET", "/health", nil); h["database"] != "ok" {
 		t.Fatalf("/health after recovery: %v, want database ok", h)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		status, _, b := p.do("GET", "/ready", nil, nil)
+		if status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/ready after recovery: %d %s, want 200 within 30s", status, b)
+		}
 	}
 	// Nothing written before the outage is lost, and nothing attempted during it was written.
 	for _, path := range reads {

@@ -133,3 +133,10 @@ func (r *remote) fetchState(ctx context.Context, agents []string) (remoteState, 
 	}
 	return st, nil
 }
+
+// remoteEnv lists the variables the commands that talk to a server (apply, diff, export) read, for
+// `guard help`.
+var remoteEnv = []envVar{
+	{name: "GUARD_URL", defText: "http://localhost:8000", desc: "the guard server to talk to (--server wins)"},
+	{name: "GUARD_API_KEY", desc: "the API key sent as X-API-Key (apply needs an admin key when authentication is on); never printed"},
+}

@@ -47,6 +47,7 @@ type Metrics struct {
 	eventsRefused   prometheus.Counter
 	bufferBytes     prometheus.Gauge
 	rebuilds        prometheus.Counter
+	buildInfo       *prometheus.GaugeVec
 }
 
 // ValidatePrefix checks a metric name prefix: non-empty, [a-zA-Z_][a-zA-Z0-9_]* (colons are reserved
@@ -66,7 +67,9 @@ func ValidatePrefix(prefix string) error {
 }
 
 // NewMetrics builds the collectors, every name prefixed by prefix and an underscore, on a new registry
-// with the Go and process collectors. It fails when prefix is not a valid metric name prefix.
+// with the standard Go and process collectors, which keep their usual names (go_goroutines,
+// process_cpu_seconds_total) so that existing dashboards work. It fails when prefix is not a valid metric
+// name prefix.
 func NewMetrics(prefix string) (*Metrics, error) {
 	if err := ValidatePrefix(prefix); err != nil {
 		return nil, err
@@ -76,11 +79,11 @@ func NewMetrics(prefix string) (*Metrics, error) {
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: name("http_requests_total"),
-			Help: "HTTP requests served, by route pattern, method and status code.",
+			Help: "HTTP requests served, by route (path pattern), method and status code.",
 		}, []string{"route", "method", "status"}),
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    name("http_request_duration_seconds"),
-			Help:    "Time to serve an HTTP request, by route pattern and method.",
+			Help:    "Time to serve an HTTP request, by route (path pattern) and method.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route", "method"}),
 		evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -120,6 +123,10 @@ func NewMetrics(prefix string) (*Metrics, error) {
 			Name: name("snapshot_rebuilds_total"),
 			Help: "Rebuilds of an agent's compiled control snapshot.",
 		}),
+		buildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: name("build_info"),
+			Help: "Always 1; the labels say which build is running (set by SetBuildInfo).",
+		}, []string{"version", "revision", "goversion"}),
 	}
 	// The label values known in advance start at zero so that rates work from the first scrape.
 	for _, reason := range []string{DropBufferFull, DropClosed, DropWriteError} {
@@ -128,16 +135,23 @@ func NewMetrics(prefix string) (*Metrics, error) {
 	for _, d := range []guard.Decision{guard.DecisionAllow, guard.DecisionDeny, guard.DecisionSteer} {
 		m.evaluations.WithLabelValues(string(d))
 	}
-	// The Go and process collectors get the prefix too (guard_go_goroutines, guard_process_cpu_seconds_total).
-	prometheus.WrapRegistererWithPrefix(prefix+"_", m.registry).MustRegister(
+	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	m.registry.MustRegister(
 		m.requests, m.requestDuration, m.evaluations, m.controlMatches, m.evaluatorDur,
-		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.eventsRefused, m.bufferBytes, m.rebuilds,
+		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.eventsRefused, m.bufferBytes, m.rebuilds, m.buildInfo,
 	)
 	return m, nil
+}
+
+// SetBuildInfo sets the <prefix>_build_info gauge to 1 with the labels of the running build (the series of
+// an earlier call is removed), so dashboards can show and join on the version.
+func (m *Metrics) SetBuildInfo(version, revision, goVersion string) {
+	if m == nil {
+		return
+	}
+	m.buildInfo.Reset()
+	m.buildInfo.WithLabelValues(version, revision, goVersion).Set(1)
 }
 
 // Registry returns the instance's registry (to register more collectors, or to gather in tests).

@@ -163,10 +163,10 @@ func TestMetricsCountRequestsByRoutePattern(t *testing.T) {
 		labels map[string]string
 		want   float64
 	}{
-		{map[string]string{"route": "GET /things/{id}", "method": "GET", "status": "200"}, 2},
-		{map[string]string{"route": "POST /things", "method": "POST", "status": "201"}, 1},
+		{map[string]string{"route": "/things/{id}", "method": "GET", "status": "200"}, 2},
+		{map[string]string{"route": "/things", "method": "POST", "status": "201"}, 1},
 		{map[string]string{"route": UnmatchedRoute, "method": "GET", "status": "404"}, 1},
-		{map[string]string{"route": "GET /boom", "method": "GET", "status": "500"}, 1},
+		{map[string]string{"route": "/boom", "method": "GET", "status": "500"}, 1},
 		{map[string]string{"route": UnmatchedRoute, "method": "DELETE", "status": "405"}, 1},
 		{map[string]string{"route": UnmatchedRoute, "method": "OTHER", "status": "405"}, 1},
 	} {
@@ -174,7 +174,7 @@ func TestMetricsCountRequestsByRoutePattern(t *testing.T) {
 			t.Errorf("http_requests_total%v = %v, want %v", tc.labels, got, tc.want)
 		}
 	}
-	h := sample(fams, "guard_http_request_duration_seconds", map[string]string{"route": "GET /things/{id}", "method": "GET"})
+	h := sample(fams, "guard_http_request_duration_seconds", map[string]string{"route": "/things/{id}", "method": "GET"})
 	if h == nil || h.GetHistogram().GetSampleCount() != 2 {
 		t.Fatalf("duration histogram = %v, want 2 samples", h)
 	}
@@ -198,16 +198,43 @@ func TestMetricsHaveThePrefixAndTheRuntimeCollectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.ObserveEvaluation(guard.DecisionAllow)
+	m.SetBuildInfo("0.0.1", "old", "go0")
+	m.SetBuildInfo("1.2.3", "abc123", "go1.99")
 	fams := scrape(t, m)
 	for name := range fams {
-		if !strings.HasPrefix(name, "acme_") {
+		standard := strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_")
+		if !strings.HasPrefix(name, "acme_") && !standard {
 			t.Errorf("metric %s lacks the prefix", name)
 		}
+		if strings.HasPrefix(name, "acme_go_") || strings.HasPrefix(name, "acme_process_") {
+			t.Errorf("metric %s: the standard collectors keep their names", name)
+		}
 	}
-	for _, want := range []string{"acme_go_goroutines", "acme_process_cpu_seconds_total", "acme_evaluations_total",
-		"acme_events_dropped_total", "acme_snapshot_rebuilds_total"} {
+	for _, want := range []string{"go_goroutines", "go_memstats_alloc_bytes", "process_cpu_seconds_total", "acme_evaluations_total",
+		"acme_events_dropped_total", "acme_snapshot_rebuilds_total", "acme_build_info"} {
 		if fams[want] == nil {
 			t.Errorf("metric %s missing", want)
+		}
+	}
+	if bi := fams["acme_build_info"]; bi != nil {
+		ms := bi.GetMetric()
+		if len(ms) != 1 || ms[0].GetGauge().GetValue() != 1 {
+			t.Fatalf("build_info: %v", ms)
+		}
+		got := map[string]string{}
+		for _, lp := range ms[0].GetLabel() {
+			got[lp.GetName()] = lp.GetValue()
+		}
+		if got["version"] != "1.2.3" || got["revision"] != "abc123" || got["goversion"] != "go1.99" || len(got) != 3 {
+			t.Fatalf("build_info labels: %v", got)
+		}
+	}
+}
+
+func TestRouteLabel(t *testing.T) {
+	for in, want := range map[string]string{"GET /x/{id}": "/x/{id}", "": UnmatchedRoute, "/ui/": "/ui/", "GET /{$}": "/{$}"} {
+		if got := routeLabel(in); got != want {
+			t.Errorf("routeLabel(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -2,10 +2,12 @@ package observability
 
 import (
 	"net/http"
+	"strings"
 	"time"
 )
 
-// Middleware counts and times every request by route pattern, method and status. It reads r.Pattern after
+// Middleware counts and times every request by route, method and status; the route label is the path
+// pattern without its method ("/api/v1/controls/{control_id}"), the method is its own label. It reads r.Pattern after
 // next has served the request, so next must be the *http.ServeMux itself or hand it the same *http.Request
 // (middlewares that call r.WithContext belong outside this one); requests no pattern matched are labelled
 // "unmatched". The raw path is never a label. With a nil *Metrics it returns next unchanged.
@@ -26,15 +28,23 @@ func (m *Metrics) Middleware(next http.Handler) http.Handler {
 					status = http.StatusOK
 				}
 			}
-			route := r.Pattern
-			if route == "" {
-				route = UnmatchedRoute
-			}
+			route := routeLabel(r.Pattern)
 			m.observeRequest(route, methodLabel(r.Method), status, time.Since(start))
 		}()
 		next.ServeHTTP(sw, r)
 		panicked = false
 	})
+}
+
+// routeLabel is the path part of a ServeMux pattern ("GET /x/{id}" -> "/x/{id}"), or UnmatchedRoute.
+func routeLabel(pattern string) string {
+	if pattern == "" {
+		return UnmatchedRoute
+	}
+	if i := strings.IndexByte(pattern, ' '); i >= 0 {
+		return strings.TrimLeft(pattern[i+1:], " \t")
+	}
+	return pattern
 }
 
 // methodLabel keeps the method label to the standard methods: clients can send any token.

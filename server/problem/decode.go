@@ -56,7 +56,7 @@ func DecodeBytes(b []byte, dst any) error {
 		}
 	}
 	if !json.Valid(b) {
-		return New(http.StatusBadRequest, CodeInvalidJSON, "the request body is not valid JSON")
+		return invalidJSON(b) // where it broke, and a hint for a single backslash in a string
 	}
 	if err != nil {
 		var ute *json.UnmarshalTypeError

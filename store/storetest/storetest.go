@@ -23,13 +23,24 @@ import (
 // must let that user create databases.
 const PostgresEnv = "GUARD_TEST_POSTGRES_URL"
 
-// SQLiteURL returns the URL of a new, empty SQLite file in the test's temporary directory.
+// SQLiteURL returns the URL of a new, empty SQLite file in the test's temporary directory. It skips the
+// test in a build without cgo, which has no SQLite driver (store.SQLiteAvailable).
 func SQLiteURL(t testing.TB) string {
 	t.Helper()
+	SkipWithoutSQLite(t)
 	return "sqlite://" + filepath.Join(t.TempDir(), "guard.db")
 }
 
-// SQLite returns a migrated store on a new SQLite file, closed when the test ends.
+// SkipWithoutSQLite skips the test when this build has no SQLite driver (CGO_ENABLED=0).
+func SkipWithoutSQLite(t testing.TB) {
+	t.Helper()
+	if !store.SQLiteAvailable {
+		t.Skip("SQLite tests skipped: this test binary was built with CGO_ENABLED=0 and SQLite (mattn/go-sqlite3) needs cgo")
+	}
+}
+
+// SQLite returns a migrated store on a new SQLite file, closed when the test ends. It skips the test in a
+// build without cgo.
 func SQLite(t testing.TB, opts ...store.Option) *store.Store {
 	t.Helper()
 	return open(t, SQLiteURL(t), opts...)
