@@ -2,7 +2,6 @@ package problem
 
 import (
 	"encoding/json"
-	"net/http"
 
 	guard "github.com/guardrail-control/guard"
 )
@@ -15,7 +14,7 @@ func requireObject(b []byte) error {
 		return nil
 	}
 	if !json.Valid(b) {
-		return New(http.StatusBadRequest, CodeInvalidJSON, "the request body is not valid JSON")
+		return invalidJSON(b) // where it broke, as for any invalid body
 	}
 	return Validation("the request body must be a JSON object",
 		guard.Problem{Field: "", Code: "type", Message: "must be a JSON object"})
