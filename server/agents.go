@@ -72,7 +72,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) initAgent(w http.ResponseWriter, r *http.Request) {
 	var req initAgentRequest
-	if err := problem.DecodeJSON(r, &req); err != nil {
+	if err := s.decodeLenient(w, r, &req); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}

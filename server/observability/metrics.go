@@ -45,6 +45,7 @@ type Metrics struct {
 	eventsDropped   *prometheus.CounterVec
 	eventsWritten   prometheus.Counter
 	rebuilds        prometheus.Counter
+	unknownFields   *prometheus.CounterVec
 }
 
 // ValidatePrefix checks a metric name prefix: non-empty, [a-zA-Z_][a-zA-Z0-9_]* (colons are reserved
@@ -110,6 +111,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 			Name: name("snapshot_rebuilds_total"),
 			Help: "Rebuilds of an agent's compiled control snapshot.",
 		}),
+		unknownFields: newUnknownFieldsCounter(name),
 	}
 	// The label values known in advance start at zero so that rates work from the first scrape.
 	for _, reason := range []string{DropBufferFull, DropClosed, DropWriteError} {
@@ -125,7 +127,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 	)
 	m.registry.MustRegister(
 		m.requests, m.requestDuration, m.evaluations, m.controlMatches, m.evaluatorDur,
-		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.rebuilds,
+		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.rebuilds, m.unknownFields,
 	)
 	return m, nil
 }
