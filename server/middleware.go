@@ -22,11 +22,12 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 	return s.stamp(h)
 }
 
-// stamp sets X-Guard-Server-Version and X-Request-Id on the response before anything else runs.
+// stamp sets X-Guard-Server-Version (and X-Agent-Control-Server-Version) and X-Request-Id on the response before anything else runs.
 func (s *Server) stamp(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set(VersionHeader, s.cfg.version)
+		h.Set(refServerVersionHeader, s.cfg.version) // the reference SDKs read this one
 		id := r.Header.Get(problem.RequestIDHeader)
 		if !validRequestID(id) {
 			id = newRequestID()

@@ -26,10 +26,27 @@ const (
 )
 
 // PostEventsResponse is the 202 body of POST /observability/events.
+// Received and Enqueued count every event of the request, duplicates included: an event whose
+// control_execution_id is already stored is discarded when the buffer is written (store ingest is
+// idempotent), so queries and statistics count it once.
 type PostEventsResponse struct {
 	Received int `json:"received"`
 	Enqueued int `json:"enqueued"`
 	Dropped  int `json:"dropped"`
+	// Status is the reference implementation's summary: queued (nothing dropped), partial, or failed
+	// (everything dropped).
+	Status string `json:"status"`
+}
+
+// ingestStatus is the Status of a reply.
+func ingestStatus(enqueued, dropped int) string {
+	switch {
+	case dropped == 0:
+		return "queued"
+	case enqueued == 0:
+		return "failed"
+	}
+	return "partial"
 }
 
 // PostEvents accepts 1 to 1000 events, validates every one (422 naming events.<i>.<field>; the batch is
@@ -46,7 +63,8 @@ func (a *API) PostEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	NoteIgnored(a.Metrics, a.Logger, w, r, ig)
 	enq, dropped := a.Recorder.Enqueue(events)
-	problem.WriteJSON(w, http.StatusAccepted, PostEventsResponse{Received: len(events), Enqueued: enq, Dropped: dropped})
+	problem.WriteJSON(w, http.StatusAccepted, PostEventsResponse{Received: len(events), Enqueued: enq, Dropped: dropped,
+		Status: ingestStatus(enq, dropped)})
 }
 
 // decodeEvents reads and validates the body of POST /observability/events. The body is decoded once,

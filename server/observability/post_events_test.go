@@ -30,7 +30,7 @@ func TestPostEventsStoresTheBatch(t *testing.T) {
 
 		var got PostEventsResponse
 		decode(t, h.do(http.MethodPost, eventsPath, postBody(a, b, c)), http.StatusAccepted, &got)
-		if got != (PostEventsResponse{Received: 3, Enqueued: 3, Dropped: 0}) {
+		if got != (PostEventsResponse{Received: 3, Enqueued: 3, Dropped: 0, Status: "queued"}) {
 			t.Fatalf("response = %+v", got)
 		}
 		h.flush()
