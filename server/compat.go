@@ -21,7 +21,9 @@ type controlOut struct {
 	RefID int64 `json:"id"`
 }
 
-func toControlOut(rec guard.ControlRecord) controlOut { return controlOut{ControlRecord: rec, RefID: rec.ID} }
+func toControlOut(rec guard.ControlRecord) controlOut {
+	return controlOut{ControlRecord: rec, RefID: rec.ID}
+}
 
 // patchControlOut adds the reference's success flag to the answer of PATCH /controls/{id}.
 type patchControlOut struct {
