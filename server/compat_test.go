@@ -74,3 +74,28 @@ func TestPoliciesAreNotPartOfThisService(t *testing.T) {
 		}
 	}
 }
+
+// TestCursorsOverHTTP: list cursors survive lower-casing (the reference SDKs lower-case them) and are at
+// least 10 characters; a forged cursor of the right shape is a 422 like garbage.
+func TestCursorsOverHTTP(t *testing.T) {
+	ts := newTS(t)
+	for i := range 3 {
+		ts.initAgent(fmt.Sprintf("agent-%d", i))
+		ts.createControl(fmt.Sprintf("c%d", i), nil)
+	}
+	for _, list := range []string{"/api/v1/agents", "/api/v1/controls"} {
+		pg := ts.ok(200, "GET", list+"?limit=1", nil)["pagination"].(map[string]any)
+		cur, _ := pg["next_cursor"].(string)
+		if len(cur) < 10 || strings.ToLower(cur) != cur {
+			t.Fatalf("%s: next_cursor %q", list, cur)
+		}
+		ts.ok(200, "GET", list+"?limit=1&cursor="+strings.ToLower(cur), nil)
+		forged := cur[:len(cur)-1] + map[bool]string{true: "1", false: "0"}[cur[len(cur)-1] == '0']
+		for _, bad := range []string{forged, "garbage", strings.Repeat("0", len(cur))} {
+			p := ts.expectProblem(422, problem.CodeValidation, "GET", list+"?cursor="+bad, nil)
+			if p.Errors[0].Field != "cursor" {
+				t.Fatalf("%s %s: %+v", list, bad, p.Errors)
+			}
+		}
+	}
+}
