@@ -12,7 +12,8 @@ const (
 	DecisionSteer Decision = "steer"
 	DecisionWarn  Decision = "warn"
 	DecisionLog   Decision = "log"
-	// DecisionObserve is accepted on input as a synonym of DecisionLog and normalised to it.
+	// DecisionObserve is the reference implementation's name of DecisionLog: it behaves as log in the
+	// engine, and a control saved with it keeps it (it reads back observe).
 	DecisionObserve Decision = "observe"
 )
 

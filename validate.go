@@ -72,7 +72,7 @@ const (
 )
 
 // ParseControlData decodes control data JSON strictly (unknown fields, wrong shapes), applies defaults
-// (enabled true, execution server, observe -> log), accepts the legacy flat selector + evaluator form, and
+// (enabled true, execution server; decisions are kept as written, observe included), accepts the legacy flat selector + evaluator form, and
 // validates the result. It returns *ValidationError listing every problem with its field path relative to
 // the data object ("condition.and.1.evaluator.config.pattern").
 func ParseControlData(raw []byte, opts ...ValidateOption) (ControlData, error) {

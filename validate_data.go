@@ -262,10 +262,8 @@ func (p *parser) action(v any, path string) Action {
 			break
 		}
 		switch Decision(s) {
-		case DecisionAllow, DecisionDeny, DecisionSteer, DecisionWarn, DecisionLog:
-			a.Decision = Decision(s)
-		case DecisionObserve:
-			a.Decision = DecisionLog
+		case DecisionAllow, DecisionDeny, DecisionSteer, DecisionWarn, DecisionLog, DecisionObserve:
+			a.Decision = Decision(s) // kept as written: observe reads back observe (it behaves as log)
 		case "":
 			p.add(dp, CodeRequired, "is required")
 		default:

@@ -213,8 +213,8 @@ func TestParseControlDataAccepts(t *testing.T) {
 					Metadata: map[string]any{"severity": "high"}},
 				Tags: []string{"pii"},
 			}},
-		{"observe is log", `{"condition":` + okLeaf + `,"action":{"decision":"observe"}}`, guard.ControlData{
-			Enabled: true, Execution: guard.ExecutionServer, Condition: leaf, Action: guard.Action{Decision: guard.DecisionLog}, Tags: []string{},
+		{"observe is kept as written", `{"condition":` + okLeaf + `,"action":{"decision":"observe"}}`, guard.ControlData{
+			Enabled: true, Execution: guard.ExecutionServer, Condition: leaf, Action: guard.Action{Decision: guard.DecisionObserve}, Tags: []string{},
 		}},
 		{"legacy form", `{"selector":{"path":"input"},"evaluator":{"name":"fake","config":{"pattern":"x"}},"action":{"decision":"deny"}}`, guard.ControlData{
 			Enabled: true, Execution: guard.ExecutionServer, Condition: leaf, Action: guard.Action{Decision: guard.DecisionDeny}, Tags: []string{},

@@ -86,7 +86,9 @@ func (c *HTTPClient) ListEvaluators(ctx context.Context) ([]EvaluatorInfo, error
 	return out.Evaluators, err
 }
 
-// PostEvents sends 1 to 1000 observability events.
+// PostEvents sends 1 to 1000 observability events. An event's Source may be empty or "sdk" (the server
+// stores sdk); "server" is reserved for the server's own recorder and refused. An event whose
+// ControlExecutionID the server already holds is not stored again.
 func (c *HTTPClient) PostEvents(ctx context.Context, events []guard.Event) (EventsAck, error) {
 	body := struct {
 		Events []guard.Event `json:"events"`

@@ -260,3 +260,39 @@ func TestLiveEventsReachTheServer(t *testing.T) {
 		t.Fatalf("event %+v", e)
 	}
 }
+
+// TestLiveObserveControls: a control saved with the reference implementation's observe decision reads
+// back observe through the client, and behaves as log both in-process (sdk) and on the server: the call
+// goes through.
+func TestLiveObserveControls(t *testing.T) {
+	ls := startLiveServer(t)
+	admin := ls.admin(t)
+	ctx := context.Background()
+	a := initAgent(t, testConfig(ls.url()))
+	mustCreate(t, admin, a.Name(), ctl(0, "observe-sdk", guard.ExecutionSDK, guard.DecisionObserve, "input", `watch`, guard.StagePre))
+	srvID := mustCreate(t, admin, a.Name(), ctl(0, "observe-srv", guard.ExecutionServer, guard.DecisionObserve, "input", `watch`, guard.StagePre))
+	if err := a.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	acs, _, _, err := admin.AgentControls(ctx, a.Name(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ac := range acs {
+		if ac.Control.Action.Decision != guard.DecisionObserve {
+			t.Fatalf("control %s reads back %q, want observe", ac.Name, ac.Control.Action.Decision)
+		}
+	}
+	chat := Protect(a, echo, StepName("chat"))
+	if out, err := chat(ctx, "please watch this"); err != nil || out != "please watch this" {
+		t.Fatalf("an observe match must not block: %q %v", out, err)
+	}
+	res, err := admin.Evaluate(ctx, a.Name(), guard.Step{Type: "llm", Name: "chat", Input: "watch"}, guard.StagePre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsSafe || res.Decision != guard.DecisionAllow || len(res.Matches) != 1 || res.Matches[0].ControlID != srvID ||
+		res.Matches[0].Action != guard.DecisionLog {
+		t.Fatalf("server evaluation of an observe control: %+v", res)
+	}
+}

@@ -45,11 +45,6 @@ type successResponse struct {
 	Success bool `json:"success"`
 }
 
-type unlinkResponse struct {
-	Success bool `json:"success"`
-	Removed bool `json:"removed"`
-}
-
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 	pg, err := page(r)
 	if err != nil {
@@ -65,14 +60,14 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 		agents = []guard.AgentSummary{}
 	}
 	problem.Respond(w, r, s.log, http.StatusOK, struct {
-		Agents     []guard.AgentSummary `json:"agents"`
-		Pagination listPage             `json:"pagination"`
-	}{agents, toPage(info)})
+		Agents     []agentSummaryOut `json:"agents"`
+		Pagination listPage          `json:"pagination"`
+	}{toAgentSummaries(agents), toPage(info)})
 }
 
 func (s *Server) initAgent(w http.ResponseWriter, r *http.Request) {
 	var req initAgentRequest
-	if err := problem.DecodeJSON(r, &req); err != nil {
+	if err := s.decodeLenient(w, r, &req); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
@@ -244,7 +239,7 @@ func (s *Server) unlinkControl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cache.invalidate()
-	problem.Respond(w, r, s.log, http.StatusOK, unlinkResponse{Success: true, Removed: removed})
+	problem.Respond(w, r, s.log, http.StatusOK, unlinkResponse{Success: true, Removed: removed, RemovedDirectAssociation: removed})
 }
 
 func agentAndControl(r *http.Request) (string, int64, error) {

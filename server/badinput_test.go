@@ -104,7 +104,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 			{"POST", "/api/v1/agents/initAgent", `{"agent":{"agent_name":"Bad Name!"}}`, 422, problem.CodeValidation},
 			{"POST", "/api/v1/agents/initAgent", `{"agent":{"agent_name":"new"},"steps":[{"type":"llm","name":"a"},{"type":"llm","name":"a"}]}`, 422, problem.CodeValidation},
 			{"POST", "/api/v1/agents/initAgent", `{"agent":{"agent_name":"new"},"conflict_mode":"merge"}`, 422, problem.CodeValidation},
-			{"POST", "/api/v1/agents/initAgent", `{"agent":{"agent_name":"new","x":1}}`, 422, problem.CodeValidation},
+			{"POST", "/api/v1/agents/initAgent", `{"agent":{"agent_name":"new","agent_name":"other"}}`, 422, problem.CodeValidation},
 			{"POST", "/api/v1/agents/initAgent", `{"agent":{"agent_name":"new"},"steps":[{"type":"llm","name":"a","input_schema":"no"}]}`, 422, problem.CodeValidation},
 			{"POST", "/api/v1/agents/initAgent", `{"agent":{"agent_name":"a1"},"steps":[{"type":"tool","name":"search","input_schema":{"type":"string"}},{"type":"llm","name":"added"}]}`, 409, problem.CodeSchemaIncompatible},
 			{"PATCH", "/api/v1/agents/a1", `{"agent_description":5}`, 422, problem.CodeValidation},

@@ -125,9 +125,9 @@ func (s *Server) listControls(w http.ResponseWriter, r *http.Request) {
 		list = []guard.ControlSummary{}
 	}
 	problem.Respond(w, r, s.log, http.StatusOK, struct {
-		Controls   []guard.ControlSummary `json:"controls"`
-		Pagination listPage               `json:"pagination"`
-	}{list, toPage(info)})
+		Controls   []summaryOut `json:"controls"`
+		Pagination listPage     `json:"pagination"`
+	}{toSummaries(list), toPage(info)})
 }
 
 // fixSummary makes tags a list; step_types and stages stay null when the control does not restrict them,
@@ -154,7 +154,7 @@ func (s *Server) getControl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	setVersionETag(w, rec.Version)
-	problem.Respond(w, r, s.log, http.StatusOK, rec)
+	problem.Respond(w, r, s.log, http.StatusOK, toControlOut(rec))
 }
 
 func (s *Server) patchControl(w http.ResponseWriter, r *http.Request) {
@@ -192,7 +192,7 @@ func (s *Server) patchControl(w http.ResponseWriter, r *http.Request) {
 	}
 	s.cache.invalidate()
 	setVersionETag(w, rec.Version)
-	problem.Respond(w, r, s.log, http.StatusOK, rec)
+	problem.Respond(w, r, s.log, http.StatusOK, patchControlOut{controlOut: toControlOut(rec), Success: true})
 }
 
 func (s *Server) deleteControl(w http.ResponseWriter, r *http.Request) {
@@ -225,10 +225,8 @@ func (s *Server) deleteControl(w http.ResponseWriter, r *http.Request) {
 	if agents == nil {
 		agents = []string{}
 	}
-	problem.Respond(w, r, s.log, http.StatusOK, struct {
-		Success        bool     `json:"success"`
-		UnlinkedAgents []string `json:"unlinked_agents"`
-	}{true, agents})
+	problem.Respond(w, r, s.log, http.StatusOK, deleteControlResponse{Success: true, UnlinkedAgents: agents, DissociatedFromAgents: agents,
+		DissociatedFromPolicies: []int64{}, DissociatedFrom: []int64{}})
 }
 
 func (s *Server) getControlData(w http.ResponseWriter, r *http.Request) {
@@ -286,6 +284,7 @@ func (s *Server) validateControl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	problem.Respond(w, r, s.log, http.StatusOK, struct {
-		Valid bool `json:"valid"`
-	}{true})
+		Valid   bool `json:"valid"`
+		Success bool `json:"success"` // the reference implementation's name
+	}{true, true})
 }

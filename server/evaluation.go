@@ -11,12 +11,17 @@ type evaluationRequest struct {
 	AgentName string      `json:"agent_name"`
 	Step      *guard.Step `json:"step"`
 	Stage     string      `json:"stage"`
+	// TargetType and TargetID are sent (as null, or together) by the reference implementation's SDKs,
+	// whose server merges controls bound to such a target. guard links controls to agents only: they are
+	// accepted (strings or null, as declared fields they cost the decoder nothing) and ignored.
+	TargetType *string `json:"target_type"`
+	TargetID   *string `json:"target_id"`
 }
 
 // evaluate is POST /evaluation: the agent's cached engine evaluates the step at the stage.
 func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 	var req evaluationRequest
-	if err := problem.DecodeJSON(r, &req); err != nil {
+	if err := s.decodeLenient(w, r, &req); err != nil {
 		s.writeErr(w, r, err)
 		return
 	}

@@ -371,7 +371,8 @@ func TestEvaluationFlow(t *testing.T) {
 			map[string]any{"agent_name": "bot", "stage": "pre", "step": map[string]any{"type": "llm", "name": 3}},
 			map[string]any{"agent_name": "bot", "stage": "pre", "step": map[string]any{"type": "llm", "name": "x", "context": "str"}},
 			map[string]any{"agent_name": "bad name", "stage": "pre", "step": map[string]any{"type": "llm", "name": "x"}},
-			map[string]any{"agent_name": "bot", "stage": "pre", "step": map[string]any{"type": "llm", "name": "x"}, "extra": true},
+			`{"agent_name":"bot","stage":"pre","step":{"type":"llm","name":"x"},"stage":"post"}`,
+			map[string]any{"agent_name": "bot", "stage": "pre", "step": map[string]any{"type": "llm", "name": "x"}, "target_type": 5},
 		} {
 			ts.expectProblem(422, problem.CodeValidation, "POST", "/api/v1/evaluation", body)
 		}

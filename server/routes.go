@@ -11,7 +11,12 @@ type route struct {
 	handler http.Handler
 }
 
-func (rt route) pattern() string { return rt.method + " " + rt.path }
+func (rt route) pattern() string {
+	if rt.method == "" { // any method
+		return rt.path
+	}
+	return rt.method + " " + rt.path
+}
 
 // apiPrefix is the prefix of every versioned endpoint.
 const apiPrefix = "/api/v1"
@@ -49,6 +54,11 @@ func (s *Server) routes() []route {
 		f("POST", apiPrefix+"/controls/{control_id}/versions/{version}/restore", levelAdmin, s.restoreVersion),
 
 		f("POST", apiPrefix+"/evaluation", levelRuntime, s.evaluate),
+
+		// The reference implementation's policies: absent here, with a 404 that says why (any method).
+		// Public, like any unknown route: the answer reveals nothing.
+		f("", apiPrefix+"/policies", levelPublic, s.policiesGone),
+		f("", apiPrefix+"/policies/", levelPublic, s.policiesGone),
 	}
 	rs = append(rs, s.obsRoutes()...)
 	rs = append(rs, s.pprofRoutes()...)

@@ -14,6 +14,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/server/observability"
 	"github.com/guardrail-control/guard/server/problem"
 )
 
@@ -209,6 +210,17 @@ func (h *headerRecorder) WriteHeader(code int) {
 }
 
 // writeErr renders err as problem+json through the one error path.
+// decodeLenient decodes the body of a runtime or registration route, skipping unknown fields (counted
+// and logged by observability.NoteIgnored). Control-plane routes use problem.DecodeJSON instead.
+func (s *Server) decodeLenient(w http.ResponseWriter, r *http.Request, dst any) error {
+	ig, err := problem.DecodeLenient(r, dst)
+	if err != nil {
+		return err
+	}
+	observability.NoteIgnored(s.cfg.obs.metrics, s.log, w, r, ig)
+	return nil
+}
+
 func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	problem.Write(w, r, s.log, err)
 }

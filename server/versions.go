@@ -12,6 +12,9 @@ type versionSummary struct {
 	Version   int       `json:"version"`
 	Event     string    `json:"event"`
 	CreatedAt time.Time `json:"created_at"`
+	// The reference implementation's names of version and event (additive, docs/compatibility.md).
+	VersionNum int    `json:"version_num"`
+	EventType  string `json:"event_type"`
 }
 
 func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
@@ -32,7 +35,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]versionSummary, len(vs))
 	for i, v := range vs {
-		out[i] = versionSummary{Version: v.Version, Event: v.Event, CreatedAt: v.CreatedAt}
+		out[i] = versionSummary{Version: v.Version, Event: v.Event, CreatedAt: v.CreatedAt, VersionNum: v.Version, EventType: v.Event}
 	}
 	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		Versions   []versionSummary `json:"versions"`
@@ -51,7 +54,7 @@ func (s *Server) getVersion(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	problem.Respond(w, r, s.log, http.StatusOK, v)
+	problem.Respond(w, r, s.log, http.StatusOK, versionOut{ControlVersion: v, VersionNum: v.Version, EventType: v.Event})
 }
 
 func (s *Server) restoreVersion(w http.ResponseWriter, r *http.Request) {
@@ -66,7 +69,7 @@ func (s *Server) restoreVersion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cache.invalidate()
-	problem.Respond(w, r, s.log, http.StatusOK, rec)
+	problem.Respond(w, r, s.log, http.StatusOK, toControlOut(rec))
 }
 
 func controlAndVersion(r *http.Request) (int64, int, error) {

@@ -136,7 +136,7 @@ func (s *Store) GetAgent(ctx context.Context, name string) (guard.Agent, []guard
 
 // ListAgents lists agents newest first; the filter is a case-insensitive substring of the name.
 func (s *Store) ListAgents(ctx context.Context, f guard.AgentFilter, page guard.PageRequest) ([]guard.AgentSummary, guard.PageInfo, error) {
-	after, err := decodeCursor("agents", page.Cursor)
+	after, err := s.decodeCursor(ctx, "agents", page.Cursor)
 	if err != nil {
 		return nil, guard.PageInfo{}, err
 	}
@@ -171,7 +171,10 @@ func (s *Store) ListAgents(ctx context.Context, f guard.AgentFilter, page guard.
 	if err != nil {
 		return nil, guard.PageInfo{}, mapErr(err)
 	}
-	pr := pageInfo("agents", limit, len(rows), total, func(i int) int64 { return rows[i].ID })
+	pr, err := s.pageInfo(ctx, "agents", limit, len(rows), total, func(i int) int64 { return rows[i].ID })
+	if err != nil {
+		return nil, guard.PageInfo{}, err
+	}
 	out := make([]guard.AgentSummary, 0, pr.Rows)
 	for _, r := range rows[:pr.Rows] {
 		out = append(out, guard.AgentSummary{Name: r.Name, Description: r.Description, Version: r.Version,

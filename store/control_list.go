@@ -11,7 +11,7 @@ import (
 // substring of the name, the enabled flag, a tag, and a step type or stage that the control's scope
 // contains or does not restrict. A control without data matches no tag, step type or stage filter.
 func (s *Store) ListControls(ctx context.Context, f guard.ControlFilter, page guard.PageRequest) ([]guard.ControlSummary, guard.PageInfo, error) {
-	after, err := decodeCursor("controls", page.Cursor)
+	after, err := s.decodeCursor(ctx, "controls", page.Cursor)
 	if err != nil {
 		return nil, guard.PageInfo{}, err
 	}
@@ -54,7 +54,10 @@ func (s *Store) ListControls(ctx context.Context, f guard.ControlFilter, page gu
 	if err != nil {
 		return nil, guard.PageInfo{}, mapErr(err)
 	}
-	pr := pageInfo("controls", limit, len(rows), total, func(i int) int64 { return rows[i].ID })
+	pr, err := s.pageInfo(ctx, "controls", limit, len(rows), total, func(i int) int64 { return rows[i].ID })
+	if err != nil {
+		return nil, guard.PageInfo{}, err
+	}
 	out := make([]guard.ControlSummary, 0, pr.Rows)
 	for _, r := range rows[:pr.Rows] {
 		sum := guard.ControlSummary{ID: r.ID, Name: r.Name, Enabled: r.Enabled, AgentCount: r.AgentCount,

@@ -31,38 +31,117 @@ const (
 // per-minute aggregates that Stats reads. Events are records, not references: any agent name and control
 // id is accepted. An event without an execution id gets a random one; one without a timestamp gets the
 // current time.
+//
+// Ingest is idempotent: an event whose control_execution_id is already stored (the server's own copy of
+// an evaluation and the copy a client posts, or a retried batch), or repeats an earlier event of the
+// batch, is skipped, and only the events actually stored count in the aggregates.
 func (s *Store) InsertEvents(ctx context.Context, events []guard.Event) error {
+	_, err := s.InsertEventsCounted(ctx, events)
+	return err
+}
+
+// InsertEventsCounted is InsertEvents that also returns how many events were stored (the rest were
+// duplicates).
+func (s *Store) InsertEventsCounted(ctx context.Context, events []guard.Event) (int, error) {
 	if len(events) == 0 {
-		return nil
+		return 0, nil
 	}
+	events, ids := uniqueEvents(events)
 	ts := make([]int64, len(events))
 	for i := range events {
 		ts[i] = eventTime(&events[i])
 	}
 	full := s.insertFullStmt(ctx)
-	return s.writeTx(ctx, func(tx *sqlx.Tx) error {
+	stored := 0
+	err := s.writeTx(ctx, func(tx *sqlx.Tx) error {
+		inserted := make(map[string]bool, len(events))
 		for start := 0; start < len(events); start += eventChunk {
 			chunk := events[start:min(start+eventChunk, len(events))]
 			args := make([]any, 0, len(chunk)*eventColCount)
 			for i := range chunk {
-				a, err := eventArgs(&chunk[i], ts[start+i])
+				a, err := eventArgs(&chunk[i], ids[start+i], ts[start+i])
 				if err != nil {
 					return err
 				}
 				args = append(args, a...)
 			}
+			var rows *sql.Rows
 			var err error
 			if len(chunk) == eventChunk && full != nil {
-				_, err = tx.StmtContext(ctx, full).ExecContext(ctx, args...)
+				rows, err = tx.StmtContext(ctx, full).QueryContext(ctx, args...)
 			} else {
-				_, err = tx.ExecContext(ctx, s.insertEventsSQL(len(chunk)), args...)
+				rows, err = tx.QueryContext(ctx, s.insertEventsSQL(len(chunk)), args...)
 			}
 			if err != nil {
 				return err
 			}
+			if err := collectIDs(rows, inserted); err != nil {
+				return err
+			}
 		}
-		return s.upsertRollups(ctx, tx, events, ts)
+		// Only what was stored goes into the aggregates (usually the whole batch).
+		keep, keepTS := events, ts
+		if len(inserted) < len(events) {
+			keep, keepTS = make([]guard.Event, 0, len(inserted)), make([]int64, 0, len(inserted))
+			for i := range events {
+				if inserted[clean(ids[i])] {
+					keep, keepTS = append(keep, events[i]), append(keepTS, ts[i])
+				}
+			}
+		}
+		stored = len(keep)
+		return s.upsertRollups(ctx, tx, keep, keepTS)
 	})
+	if err != nil {
+		return 0, err
+	}
+	return stored, nil
+}
+
+// uniqueEvents gives every event its execution id (a random one when it has none) and drops the events
+// that repeat an id earlier in the batch, keeping the first.
+func uniqueEvents(events []guard.Event) ([]guard.Event, []string) {
+	ids := make([]string, len(events))
+	seen := make(map[string]bool, len(events))
+	out := events[:0:0]
+	dup := false
+	for i := range events {
+		id := events[i].ControlExecutionID
+		if id == "" {
+			id = uuid.NewString()
+		}
+		ids[i] = id
+		if seen[clean(id)] {
+			dup = true
+		}
+		seen[clean(id)] = true
+	}
+	if !dup {
+		return events, ids
+	}
+	keptIDs := make([]string, 0, len(events))
+	clear(seen)
+	for i := range events {
+		if k := clean(ids[i]); !seen[k] {
+			seen[k] = true
+			out = append(out, events[i])
+			keptIDs = append(keptIDs, ids[i])
+		}
+	}
+	return out, keptIDs
+}
+
+// collectIDs reads the ids RETURNING gave back (the rows actually inserted) into set and closes rows.
+func collectIDs(rows *sql.Rows, set map[string]bool) error {
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		set[id] = true
+	}
+	return rows.Err()
 }
 
 // insertFullStmt returns the prepared INSERT of a full chunk, preparing it on first use, or nil when it
@@ -98,14 +177,11 @@ func (s *Store) insertEventsSQL(rows int) string {
 		}
 		b.WriteString(row)
 	}
+	b.WriteString(` ON CONFLICT (control_execution_id) DO NOTHING RETURNING control_execution_id`)
 	return s.q(b.String())
 }
 
-func eventArgs(e *guard.Event, ts int64) ([]any, error) {
-	id := e.ControlExecutionID
-	if id == "" {
-		id = uuid.NewString()
-	}
+func eventArgs(e *guard.Event, id string, ts int64) ([]any, error) {
 	// NaN and infinities are not stored (SQLite would turn NaN into NULL and refuse the row, failing the
 	// whole batch again and again): no duration, and a confidence of 0.
 	var dur any

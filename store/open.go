@@ -39,6 +39,9 @@ type Store struct {
 	// 9,500-parameter statement costs about a sixth of writing the batch.
 	insertFull   *sql.Stmt
 	insertFullMu sync.Mutex
+	// cursorSecret keys the MAC of pagination cursors: the database's, read on first use (cursor.go).
+	cursorSecret []byte
+	cursorMu     sync.Mutex
 }
 
 var _ guard.Store = (*Store)(nil)

@@ -21,7 +21,7 @@ func checkControlName(name string) error {
 }
 
 // normalizeData validates control data with the root package's rules and returns it in its stored form
-// (defaults applied: an empty execution is "server", "observe" is "log"; enabled kept as given). Unknown
+// (defaults applied: an empty execution is "server"; the decision and enabled kept as given). Unknown
 // evaluators are accepted: the server that stores a control need not have every evaluator a client
 // library runs. Problems are reported as *guard.ValidationError with paths under "data".
 func normalizeData(d *guard.ControlData) (guard.ControlData, error) {

@@ -33,7 +33,7 @@ func (v *versionRow) version() (guard.ControlVersion, error) {
 // ListControlVersions lists a control's history, newest first. Deleted controls keep theirs.
 func (s *Store) ListControlVersions(ctx context.Context, id int64, page guard.PageRequest) ([]guard.ControlVersion, guard.PageInfo, error) {
 	list := "v" + strconv.FormatInt(id, 10)
-	after, err := decodeCursor(list, page.Cursor)
+	after, err := s.decodeCursor(ctx, list, page.Cursor)
 	if err != nil {
 		return nil, guard.PageInfo{}, err
 	}
@@ -56,7 +56,10 @@ func (s *Store) ListControlVersions(ctx context.Context, id int64, page guard.Pa
 	if err := s.r.SelectContext(ctx, &rows, s.q(query), args...); err != nil {
 		return nil, guard.PageInfo{}, mapErr(err)
 	}
-	pr := pageInfo(list, limit, len(rows), total, func(i int) int64 { return int64(rows[i].Version) })
+	pr, err := s.pageInfo(ctx, list, limit, len(rows), total, func(i int) int64 { return int64(rows[i].Version) })
+	if err != nil {
+		return nil, guard.PageInfo{}, err
+	}
 	out := make([]guard.ControlVersion, 0, pr.Rows)
 	for i := range rows[:pr.Rows] {
 		v, err := rows[i].version()

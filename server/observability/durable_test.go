@@ -18,7 +18,7 @@ func TestDurablePostEventsAnswersOnceCommitted(t *testing.T) {
 		h.api.Durable = true
 		var got PostEventsResponse
 		decode(t, h.do(http.MethodPost, eventsPath, postBody(wireEvent(t, 0), wireEvent(t, 1))), http.StatusCreated, &got)
-		if got != (PostEventsResponse{Received: 2, Stored: 2}) {
+		if got != (PostEventsResponse{Received: 2, Stored: 2, Status: "queued"}) {
 			t.Fatalf("response = %+v", got)
 		}
 		// No flush: the events are in the database already.

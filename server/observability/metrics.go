@@ -48,6 +48,7 @@ type Metrics struct {
 	bufferBytes     prometheus.Gauge
 	rebuilds        prometheus.Counter
 	buildInfo       *prometheus.GaugeVec
+	unknownFields   *prometheus.CounterVec
 }
 
 // ValidatePrefix checks a metric name prefix: non-empty, [a-zA-Z_][a-zA-Z0-9_]* (colons are reserved
@@ -127,6 +128,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 			Name: name("build_info"),
 			Help: "Always 1; the labels say which build is running (set by SetBuildInfo).",
 		}, []string{"version", "revision", "goversion"}),
+		unknownFields: newUnknownFieldsCounter(name),
 	}
 	// The label values known in advance start at zero so that rates work from the first scrape.
 	for _, reason := range []string{DropBufferFull, DropClosed, DropWriteError} {
@@ -139,7 +141,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.evaluations, m.controlMatches, m.evaluatorDur,
-		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.eventsRefused, m.bufferBytes, m.rebuilds, m.buildInfo,
+		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.eventsRefused, m.bufferBytes, m.rebuilds, m.buildInfo, m.unknownFields,
 	)
 	return m, nil
 }

@@ -26,11 +26,28 @@ const (
 )
 
 // PostEventsResponse is the 202 body of POST /observability/events (201 in durable mode, with stored).
+// Received and Enqueued count every event of the request, duplicates included: an event whose
+// control_execution_id is already stored is discarded when the buffer is written (store ingest is
+// idempotent), so queries and statistics count it once.
 type PostEventsResponse struct {
 	Received int `json:"received"`
 	Enqueued int `json:"enqueued"`
 	Dropped  int `json:"dropped"`
 	Stored   int `json:"stored,omitempty"` // durable mode: events committed before the answer
+	// Status is the reference implementation's summary: queued (nothing dropped), partial, or failed
+	// (everything dropped).
+	Status string `json:"status"`
+}
+
+// ingestStatus is the Status of a reply.
+func ingestStatus(enqueued, dropped int) string {
+	switch {
+	case dropped == 0:
+		return "queued"
+	case enqueued == 0:
+		return "failed"
+	}
+	return "partial"
 }
 
 // PostEvents accepts 1 to 1000 events, validates every one (422 naming events.<i>.<field>; the batch is
@@ -40,33 +57,35 @@ func (a *API) PostEvents(w http.ResponseWriter, r *http.Request) {
 	if !a.available(w, r, true) {
 		return
 	}
-	events, err := decodeEvents(r)
+	events, ig, err := decodeEvents(r)
 	if err != nil {
 		problem.Write(w, r, a.logger(), err)
 		return
 	}
+	NoteIgnored(a.Metrics, a.Logger, w, r, ig)
 	a.admit(w, r, events)
 }
 
 // decodeEvents reads and validates the body of POST /observability/events. The body is decoded once,
-// strictly, in the common case; only when that fails on a field is it decoded again event by event, to
-// name the event the problem is in.
-func decodeEvents(r *http.Request) ([]guard.Event, error) {
+// leniently (unknown fields are skipped and returned in Ignored), in the common case; only when that fails
+// on a field is it decoded again event by event, to name the event the problem is in.
+func decodeEvents(r *http.Request) ([]guard.Event, problem.Ignored, error) {
 	b, err := problem.ReadBody(r)
 	if err != nil {
-		return nil, err
+		return nil, problem.Ignored{}, err
 	}
 	var body struct {
 		Events *[]*eventWire `json:"events"`
 	}
-	if err := problem.DecodeBytes(b, &body); err != nil {
-		if problem.From(err).Status != http.StatusUnprocessableEntity {
-			return nil, err
+	ig, err := problem.DecodeLenientBytes(b, &body)
+	if err != nil {
+		if problem.From(err).Status != http.StatusUnprocessableEntity || problem.IsDuplicateKey(err) {
+			return nil, ig, err
 		}
-		return nil, locateDecodeError(b, err)
+		return nil, ig, locateDecodeError(b, err)
 	}
 	if err := checkCount(body.Events); err != nil {
-		return nil, err
+		return nil, ig, err
 	}
 	in := *body.Events
 	events := make([]guard.Event, len(in))
@@ -82,9 +101,9 @@ func decodeEvents(r *http.Request) ([]guard.Event, error) {
 		problems = appendProblems(problems, ps)
 	}
 	if len(problems) > 0 {
-		return nil, problem.Validation("some events are not valid; none of this request's events were recorded", problems...)
+		return nil, ig, problem.Validation("some events are not valid; none of this request's events were recorded", problems...)
 	}
-	return events, nil
+	return events, ig, nil
 }
 
 // checkCount enforces 1 to MaxEventsPerRequest events.
@@ -118,7 +137,7 @@ func locateDecodeError(b []byte, first error) error {
 	var body struct {
 		Events *[]json.RawMessage `json:"events"`
 	}
-	if err := problem.DecodeBytes(b, &body); err != nil {
+	if _, err := problem.DecodeLenientBytes(b, &body); err != nil {
 		return err // the problem is outside the events
 	}
 	if err := checkCount(body.Events); err != nil {
@@ -128,9 +147,7 @@ func locateDecodeError(b []byte, first error) error {
 	for i, msg := range *body.Events {
 		at := "events." + strconv.Itoa(i)
 		var w *eventWire
-		dec := json.NewDecoder(bytes.NewReader(msg))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&w); err != nil {
+		if err := json.NewDecoder(bytes.NewReader(msg)).Decode(&w); err != nil {
 			problems = appendProblems(problems, []guard.Problem{decodeProblem(err, at)})
 			continue
 		}
@@ -158,6 +175,7 @@ type eventWire struct {
 	ControlName         string          `json:"control_name"`
 	CheckStage          string          `json:"check_stage"`
 	StepType            string          `json:"step_type"`
+	AppliesTo           string          `json:"applies_to"` // the reference SDKs' name of the step type
 	StepName            string          `json:"step_name"`
 	Action              string          `json:"action"`
 	Matched             bool            `json:"matched"`
@@ -182,10 +200,12 @@ func (in *eventWire) validate(ev *guard.Event, at string) []guard.Problem {
 	case in.ControlExecutionID == "":
 		add("control_execution_id", "required", "is required")
 	default:
-		if _, err := uuid.Parse(in.ControlExecutionID); err != nil || len(in.ControlExecutionID) > maxShortField {
+		if id, err := uuid.Parse(in.ControlExecutionID); err != nil || len(in.ControlExecutionID) > maxShortField {
 			add("control_execution_id", "format", "must be a UUID")
 		} else {
-			ev.ControlExecutionID = in.ControlExecutionID
+			// The canonical lower-case form: the id is the key of idempotent ingest, and the server's
+			// recorder writes it so.
+			ev.ControlExecutionID = id.String()
 		}
 	}
 	if in.AgentName == "" {
@@ -225,14 +245,16 @@ func (in *eventWire) validate(ev *guard.Event, at string) []guard.Problem {
 	}
 	ps = append(ps, in.checkNumbers(ev, at)...)
 	switch in.Source {
-	case "":
-		add("source", "required", "is required: server or sdk")
+	case "", SourceSDK:
+		ev.Source = SourceSDK // posted events come from clients
 	case SourceServer:
-		ev.Source = SourceServer
-	case SourceSDK:
-		ev.Source = SourceSDK
+		add("source", "reserved", "server is reserved for the events the server records itself; omit source or send sdk")
 	default:
-		add("source", "enum", "must be one of server, sdk")
+		add("source", "enum", "must be sdk (or omitted)")
+	}
+	stepType := in.StepType
+	if stepType == "" {
+		stepType = stepTypeOf(in.AppliesTo)
 	}
 	for _, f := range []struct {
 		name  string
@@ -243,7 +265,7 @@ func (in *eventWire) validate(ev *guard.Event, at string) []guard.Problem {
 		{"trace_id", in.TraceID, maxShortField, &ev.TraceID},
 		{"span_id", in.SpanID, maxShortField, &ev.SpanID},
 		{"control_name", in.ControlName, maxShortField, &ev.ControlName},
-		{"step_type", in.StepType, maxShortField, &ev.StepType},
+		{"step_type", stepType, maxShortField, &ev.StepType},
 		{"step_name", in.StepName, maxShortField, &ev.StepName},
 		{"evaluator_name", in.EvaluatorName, maxShortField, &ev.EvaluatorName},
 		{"selector_path", in.SelectorPath, maxSelectorPath, &ev.SelectorPath},
@@ -275,6 +297,18 @@ func decodeProblem(err error, at string) guard.Problem {
 		return guard.Problem{Field: at + "." + name, Code: "unknown_field", Message: "is not a known event field"}
 	}
 	return guard.Problem{Field: at, Code: "invalid", Message: "is not a valid event object"}
+}
+
+// stepTypeOf maps the reference SDKs' applies_to to guard's step type: llm_call is llm, tool_call is tool;
+// any other value is taken as the step type itself (step types are open).
+func stepTypeOf(appliesTo string) string {
+	switch appliesTo {
+	case "llm_call":
+		return "llm"
+	case "tool_call":
+		return "tool"
+	}
+	return appliesTo
 }
 
 // parseAction accepts the decisions of the control language, observe normalised to log.

@@ -24,14 +24,16 @@ func (a *API) admit(w http.ResponseWriter, r *http.Request, events []guard.Event
 			a.refuse(w, r, err)
 			return
 		}
-		problem.Respond(w, r, a.logger(), http.StatusAccepted, PostEventsResponse{Received: len(events), Enqueued: len(events)})
+		problem.Respond(w, r, a.logger(), http.StatusAccepted, PostEventsResponse{Received: len(events), Enqueued: len(events),
+			Status: ingestStatus(len(events), 0)})
 		return
 	}
 	if err := a.Recorder.WriteThrough(r.Context(), events); err != nil {
 		a.refuse(w, r, err)
 		return
 	}
-	problem.Respond(w, r, a.logger(), http.StatusCreated, PostEventsResponse{Received: len(events), Stored: len(events)})
+	problem.Respond(w, r, a.logger(), http.StatusCreated, PostEventsResponse{Received: len(events), Stored: len(events),
+		Status: ingestStatus(len(events), 0)})
 }
 
 // refuse answers a request whose events were not taken.

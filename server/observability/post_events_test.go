@@ -1,6 +1,7 @@
 package observability
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -20,14 +21,16 @@ func TestPostEventsStoresTheBatch(t *testing.T) {
 		a, b, c := wireEvent(t, 0), wireEvent(t, 1), wireEvent(t, 2)
 		a["agent_name"] = "  Agent-A "
 		b["action"] = "observe"
-		c["source"] = SourceServer
+		delete(c, "source") // defaults to sdk
+		c["applies_to"] = "tool_call"
+		delete(c, "step_type")
 		c["trace_id"], c["span_id"] = "trace-1", "span-1"
 		c["metadata"] = map[string]any{"k": "v"}
 		c["error_message"] = strings.Repeat("é", maxErrorMessage) // truncated, not refused
 
 		var got PostEventsResponse
 		decode(t, h.do(http.MethodPost, eventsPath, postBody(a, b, c)), http.StatusAccepted, &got)
-		if got != (PostEventsResponse{Received: 3, Enqueued: 3, Dropped: 0}) {
+		if got != (PostEventsResponse{Received: 3, Enqueued: 3, Dropped: 0, Status: "queued"}) {
 			t.Fatalf("response = %+v", got)
 		}
 		h.flush()
@@ -47,7 +50,7 @@ func TestPostEventsStoresTheBatch(t *testing.T) {
 			t.Errorf("observe stored as %q, want log", e.Action)
 		}
 		e := byID[c["control_execution_id"].(string)]
-		if e.Source != SourceServer || e.TraceID != "trace-1" || e.SpanID != "span-1" || e.Metadata["k"] != "v" ||
+		if e.Source != SourceSDK || e.StepType != "tool" || e.TraceID != "trace-1" || e.SpanID != "span-1" || e.Metadata["k"] != "v" ||
 			len(e.ErrorMessage) > maxErrorMessage || !strings.HasPrefix(e.ErrorMessage, "éé") ||
 			e.ExecutionDurationMS == nil || *e.ExecutionDurationMS != 1.5 || e.ControlName != "control-3" {
 			t.Errorf("stored event = %+v", e)
@@ -81,20 +84,30 @@ func TestPostEventsRejectsInvalidEvents(t *testing.T) {
 		{"confidence above 1", func(e map[string]any) { e["confidence"] = 1.01 }, "confidence", "range"},
 		{"confidence not a number", func(e map[string]any) { e["confidence"] = secret }, "confidence", "type"},
 		{"matched not a boolean", func(e map[string]any) { e["matched"] = secret }, "matched", "type"},
-		{"missing source", func(e map[string]any) { delete(e, "source") }, "source", "required"},
+		{"server source", func(e map[string]any) { e["source"] = SourceServer }, "source", "reserved"},
 		{"bad source", func(e map[string]any) { e["source"] = secret }, "source", "enum"},
+		{"repeated key", nil, "metadata.k", "duplicate_key"},
 		{"negative duration", func(e map[string]any) { e["execution_duration_ms"] = -1 }, "execution_duration_ms", "range"},
 		{"long control name", func(e map[string]any) { e["control_name"] = strings.Repeat("x", 256) }, "control_name", "max_length"},
 		{"long step name", func(e map[string]any) { e["step_name"] = strings.Repeat("x", 256) }, "step_name", "max_length"},
 		{"metadata not an object", func(e map[string]any) { e["metadata"] = secret }, "metadata", "type"},
-		{"unknown field", func(e map[string]any) { e["extra_field"] = secret }, "extra_field", "unknown_field"},
 	}
 	h := newHarness(t, &memStore{}, RecorderConfig{})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := wireEvent(t, 1)
-			tc.alter(bad)
-			rec := h.do(http.MethodPost, eventsPath, postBody(wireEvent(t, 0), bad, wireEvent(t, 2)))
+			if tc.alter != nil {
+				tc.alter(bad)
+			} else {
+				bad["metadata"] = map[string]any{"k": "MARK"}
+			}
+			raw, err := json.Marshal(postBody(wireEvent(t, 0), bad, wireEvent(t, 2)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A body encoding/json cannot produce: one key twice in the metadata.
+			body := strings.Replace(string(raw), `"k":"MARK"`, `"k":"v","k":"`+secret+`"`, 1)
+			rec := h.do(http.MethodPost, eventsPath, body)
 			p := problemOf(t, rec, http.StatusUnprocessableEntity, problem.CodeValidation)
 			want := "events.1." + tc.field
 			if len(p.Errors) != 1 || p.Errors[0].Field != want || p.Errors[0].Code != tc.code {
@@ -114,7 +127,7 @@ func TestPostEventsRejectsInvalidEvents(t *testing.T) {
 func TestPostEventsReportsEveryBadEvent(t *testing.T) {
 	h := newHarness(t, &memStore{}, RecorderConfig{})
 	a, b := wireEvent(t, 0), wireEvent(t, 1)
-	delete(a, "source")
+	a["source"] = SourceServer
 	a["confidence"] = 2
 	b["check_stage"] = "during"
 	p := problemOf(t, h.do(http.MethodPost, eventsPath, postBody(a, wireEvent(t, 2), b)), http.StatusUnprocessableEntity, problem.CodeValidation)
@@ -147,7 +160,7 @@ func TestPostEventsRejectsBadBatches(t *testing.T) {
 		{"null events", `{"events": null}`, http.StatusUnprocessableEntity, problem.CodeValidation, "events"},
 		{"empty events", postBody(), http.StatusUnprocessableEntity, problem.CodeValidation, "events"},
 		{"events not an array", `{"events": {"a": 1}}`, http.StatusUnprocessableEntity, problem.CodeValidation, "events"},
-		{"unknown top-level field", `{"events": [], "evnts": []}`, http.StatusUnprocessableEntity, problem.CodeValidation, "evnts"},
+		{"repeated top-level key", `{"events": [], "events": []}`, http.StatusUnprocessableEntity, problem.CodeValidation, "events"},
 		{"event not an object", `{"events": [1]}`, http.StatusUnprocessableEntity, problem.CodeValidation, "events.0"},
 		{"null event", `{"events": [null]}`, http.StatusUnprocessableEntity, problem.CodeValidation, "events.0"},
 		{"too many events", map[string]any{"events": many}, http.StatusRequestEntityTooLarge, problem.CodePayloadTooLarge, ""},
@@ -183,7 +196,7 @@ func TestPostEventsRefusesWhatDoesNotFitAndLosesNothingElse(t *testing.T) {
 		}
 		var got PostEventsResponse
 		decode(t, rec, http.StatusAccepted, &got)
-		if got != (PostEventsResponse{Received: 40, Enqueued: 40}) {
+		if got != (PostEventsResponse{Received: 40, Enqueued: 40, Status: "queued"}) {
 			t.Fatalf("response = %+v", got)
 		}
 		accepted += 40

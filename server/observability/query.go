@@ -46,10 +46,12 @@ func (a *API) QueryEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	var req QueryRequest
 	if len(bytes.TrimSpace(b)) > 0 {
-		if err := problem.DecodeBytes(b, &req); err != nil {
+		ig, err := problem.DecodeLenientBytes(b, &req)
+		if err != nil {
 			problem.Write(w, r, a.logger(), err)
 			return
 		}
+		NoteIgnored(a.Metrics, a.Logger, w, r, ig)
 	}
 	q, err := req.toQuery()
 	if err != nil {

@@ -115,7 +115,7 @@ func TestQueryEventsRejectsBadQueries(t *testing.T) {
 		{"limit 0", map[string]any{"limit": 0}, http.StatusUnprocessableEntity, problem.CodeValidation, "limit"},
 		{"limit over 1000", map[string]any{"limit": 1001}, http.StatusUnprocessableEntity, problem.CodeValidation, "limit"},
 		{"negative offset", map[string]any{"offset": -1}, http.StatusUnprocessableEntity, problem.CodeValidation, "offset"},
-		{"unknown field", map[string]any{"agent": "x"}, http.StatusUnprocessableEntity, problem.CodeValidation, "agent"},
+		{"repeated key", `{"agent_name":"a","agent_name":"b"}`, http.StatusUnprocessableEntity, problem.CodeValidation, "agent_name"},
 		{"wrong type", map[string]any{"control_ids": "1"}, http.StatusUnprocessableEntity, problem.CodeValidation, "control_ids"},
 		{"bad action", map[string]any{"actions": []string{"allow", "explode"}}, http.StatusUnprocessableEntity, problem.CodeValidation, "actions.1"},
 		{"bad stage", map[string]any{"check_stages": []string{"mid"}}, http.StatusUnprocessableEntity, problem.CodeValidation, "check_stages.0"},

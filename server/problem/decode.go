@@ -37,8 +37,15 @@ func DecodeJSON(r *http.Request, dst any) error {
 	return DecodeBytes(b, dst)
 }
 
-// DecodeBytes decodes b strictly into dst with the same errors as DecodeJSON.
+// DecodeBytes decodes b strictly into dst with the same errors as DecodeJSON. A key repeated within one
+// object, at any depth, is a 422 naming its path (see checkDuplicateKeys).
 func DecodeBytes(b []byte, dst any) error {
+	return decode(b, dst, true)
+}
+
+// decode decodes b into dst; strict refuses unknown fields (422 unknown_field), otherwise they are
+// skipped. Duplicate keys are refused either way.
+func decode(b []byte, dst any, strict bool) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return New(http.StatusBadRequest, CodeInvalidJSON, "the request body is empty; a JSON object is required")
 	}
@@ -48,15 +55,20 @@ func DecodeBytes(b []byte, dst any) error {
 	// Decode first and check validity only when decoding fails or data follows the value: a valid body
 	// (the common case) is scanned once less.
 	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	err := dec.Decode(dst)
 	if err == nil {
 		if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) == 0 {
-			return nil
+			return checkDuplicateKeys(b)
 		}
 	}
 	if !json.Valid(b) {
 		return invalidJSON(b) // where it broke, and a hint for a single backslash in a string
+	}
+	if err := checkDuplicateKeys(b); err != nil {
+		return err
 	}
 	if err != nil {
 		var ute *json.UnmarshalTypeError

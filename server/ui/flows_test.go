@@ -210,3 +210,33 @@ func TestRestoreEarlierVersion(t *testing.T) {
 	a.waitJS("the new version in the list", `[...document.querySelectorAll('#versions td')].some(td => td.textContent === 'restored')`)
 	a.noPageErrors()
 }
+
+// TestObserveDecisionIsKept: a control saved with observe (the reference implementation's name of log)
+// shows observe in the editor, and saving the form keeps it observe.
+func TestObserveDecisionIsKept(t *testing.T) {
+	a := startApp(t, appOptions{})
+	id := a.createControl("watch-refunds", regexControl(`refund`, "observe", "pre"))
+	route := fmt.Sprintf("#/controls/%d", id)
+	a.open(route)
+	a.waitRendered(route)
+	if v := eval[string](a, "decision", `document.getElementById('ctl-decision').value`); v != "observe" {
+		t.Fatalf("the editor shows decision %q, want observe", v)
+	}
+	a.setValue("#ctl-description", "kept as observe")
+	a.waitJS("valid", `!!document.getElementById('valid-mark')`)
+	a.click("#save-control")
+	a.waitJS("saved", `/Saved as version/.test((document.getElementById('saved') || {}).textContent || '')`)
+	var got struct {
+		Data struct {
+			Description string `json:"description"`
+			Action      struct {
+				Decision string `json:"decision"`
+			} `json:"action"`
+		} `json:"data"`
+	}
+	a.call("GET", fmt.Sprintf("/api/v1/controls/%d", id), nil, http.StatusOK, &got)
+	if got.Data.Description != "kept as observe" || got.Data.Action.Decision != "observe" {
+		t.Fatalf("stored after saving the form: %+v", got.Data)
+	}
+	a.noPageErrors()
+}

@@ -54,6 +54,9 @@ export async function controlsView(el) {
 const list = (s) => s.split(',').map(x => x.trim()).filter(Boolean);
 const lines = (s) => s.split('\n').map(x => x.trim()).filter(Boolean);
 
+// The decisions of the control language; observe is the reference implementation's name and behaves as log,
+// but a control keeps the name it was saved with.
+const DECISIONS = ['deny', 'steer', 'warn', 'log', 'observe', 'allow'];
 const DEFAULT_CONDITION = { selector: { path: 'input' }, evaluator: { name: 'regex', config: { pattern: '\\b\\d{3}-\\d{2}-\\d{4}\\b' } } };
 
 // NAME_RE is the contract's rule for control names.
@@ -109,7 +112,7 @@ export async function controlEditView(el, controlId) {
     step_name_regex: h('input', { type: 'text', id: 'ctl-step-regex', value: sc.step_name_regex || '', disabled: ro, spellcheck: 'false' }),
     pre: h('input', { type: 'checkbox', id: 'ctl-stage-pre', checked: !sc.stages || sc.stages.includes('pre'), disabled: ro }),
     post: h('input', { type: 'checkbox', id: 'ctl-stage-post', checked: !sc.stages || sc.stages.includes('post'), disabled: ro }),
-    decision: h('select', { id: 'ctl-decision', disabled: ro }, ['deny', 'steer', 'warn', 'log', 'allow'].map(x => h('option', { value: x, selected: (act.decision === 'observe' ? 'log' : act.decision || 'deny') === x }, x))),
+    decision: h('select', { id: 'ctl-decision', disabled: ro }, DECISIONS.map(x => h('option', { value: x, selected: (act.decision || 'deny') === x }, x === 'observe' ? 'observe (same as log)' : x))),
     steering_message: h('input', { type: 'text', id: 'ctl-steer-message', value: steer.message || '', disabled: ro }),
     required_actions: h('textarea', { id: 'ctl-steer-actions', disabled: ro, rows: 3 }, (steer.required_actions || []).join('\n')),
     action_metadata: h('textarea', { id: 'ctl-action-metadata', disabled: ro, rows: 3, spellcheck: 'false' }, act.metadata ? JSON.stringify(act.metadata, null, 2) : ''),

@@ -1,0 +1,95 @@
+package server
+
+import (
+	"net/http"
+
+	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/server/problem"
+)
+
+// Responses carry, beside guard's own fields, the field names of the reference implementation
+// (agent-control) that its SDKs read (contract section 9, docs/compatibility.md). The additions are
+// additive only: no guard field is renamed or removed, so guard's client and dashboard are unaffected.
+
+// refServerVersionHeader is the reference implementation's version header, read by its SDKs; the server
+// sends it beside VersionHeader on every response.
+const refServerVersionHeader = "X-Agent-Control-Server-Version"
+
+// controlOut is a control as GET, PATCH and restore return it, with the reference's id beside control_id.
+type controlOut struct {
+	guard.ControlRecord
+	RefID int64 `json:"id"`
+}
+
+func toControlOut(rec guard.ControlRecord) controlOut {
+	return controlOut{ControlRecord: rec, RefID: rec.ID}
+}
+
+// patchControlOut adds the reference's success flag to the answer of PATCH /controls/{id}.
+type patchControlOut struct {
+	controlOut
+	Success bool `json:"success"`
+}
+
+// summaryOut is a row of GET /controls, with the reference's id and used_by_agents_count.
+type summaryOut struct {
+	guard.ControlSummary
+	RefID             int64 `json:"id"`
+	UsedByAgentsCount int   `json:"used_by_agents_count"`
+}
+
+func toSummaries(list []guard.ControlSummary) []summaryOut {
+	out := make([]summaryOut, len(list))
+	for i := range list {
+		out[i] = summaryOut{ControlSummary: list[i], RefID: list[i].ID, UsedByAgentsCount: list[i].AgentCount}
+	}
+	return out
+}
+
+// agentSummaryOut is a row of GET /agents, with the reference's active_controls_count.
+type agentSummaryOut struct {
+	guard.AgentSummary
+	ActiveControlsCount int `json:"active_controls_count"`
+}
+
+func toAgentSummaries(list []guard.AgentSummary) []agentSummaryOut {
+	out := make([]agentSummaryOut, len(list))
+	for i := range list {
+		out[i] = agentSummaryOut{AgentSummary: list[i], ActiveControlsCount: list[i].ControlCount}
+	}
+	return out
+}
+
+// unlinkResponse is the answer of DELETE /agents/{name}/controls/{id}. The reference's
+// removed_direct_association is guard's removed; control_still_active is always false, since guard links
+// controls to agents directly (there are no policies through which the control could stay active).
+type unlinkResponse struct {
+	Success                  bool `json:"success"`
+	Removed                  bool `json:"removed"`
+	RemovedDirectAssociation bool `json:"removed_direct_association"`
+	ControlStillActive       bool `json:"control_still_active"`
+}
+
+// deleteControlResponse is the answer of DELETE /controls/{id}: the reference's dissociated_from_agents
+// is guard's unlinked_agents; its policy lists are always empty.
+type deleteControlResponse struct {
+	Success                 bool     `json:"success"`
+	UnlinkedAgents          []string `json:"unlinked_agents"`
+	DissociatedFromAgents   []string `json:"dissociated_from_agents"`
+	DissociatedFromPolicies []int64  `json:"dissociated_from_policies"`
+	DissociatedFrom         []int64  `json:"dissociated_from"`
+}
+
+// versionOut is one version, with the reference's version_num and event_type beside version and event.
+type versionOut struct {
+	guard.ControlVersion
+	VersionNum int    `json:"version_num"`
+	EventType  string `json:"event_type"`
+}
+
+// policiesGone answers every /api/v1/policies route of the reference implementation.
+func (s *Server) policiesGone(w http.ResponseWriter, r *http.Request) {
+	s.writeErr(w, r, problem.New(http.StatusNotFound, problem.CodeNotFound,
+		"policies are not part of this service: controls link to agents directly "+
+			"(POST /api/v1/agents/{agent_name}/controls/{control_id})"))
+}

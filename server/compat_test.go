@@ -1,0 +1,101 @@
+package server
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/guardrail-control/guard/server/problem"
+)
+
+// TestReferenceFieldNames: responses carry the reference implementation's field names beside guard's
+// (additively), where its SDKs read them.
+func TestReferenceFieldNames(t *testing.T) {
+	ts := newTS(t)
+	ts.initAgent("bot")
+	id := ts.createControl("c", regexData("x", "deny"))
+	ts.link("bot", id)
+	ctl := fmt.Sprintf("/api/v1/controls/%d", id)
+	want := func(where string, m map[string]any, fields map[string]any) {
+		t.Helper()
+		for k, v := range fields {
+			if got, ok := m[k]; !ok || !reflect.DeepEqual(got, v) {
+				t.Errorf("%s: %s = %#v (present %v), want %#v in %v", where, k, got, ok, v, m)
+			}
+		}
+	}
+	fid := float64(id)
+	want("GET control", ts.ok(200, "GET", ctl, nil), map[string]any{"id": fid, "control_id": fid})
+	want("PATCH control", ts.ok(200, "PATCH", ctl, map[string]any{"enabled": true}), map[string]any{"success": true, "id": fid, "control_id": fid, "enabled": true})
+	want("restore", ts.ok(200, "POST", ctl+"/versions/1/restore", nil), map[string]any{"id": fid})
+	want("validate", ts.ok(200, "POST", "/api/v1/controls/validate", map[string]any{"data": regexData("a", "deny")}), map[string]any{"valid": true, "success": true})
+	sum := ts.ok(200, "GET", "/api/v1/controls", nil)["controls"].([]any)[0].(map[string]any)
+	want("control summary", sum, map[string]any{"id": fid, "control_id": fid, "used_by_agents_count": 1.0, "agent_count": 1.0})
+	ag := ts.ok(200, "GET", "/api/v1/agents", nil)["agents"].([]any)[0].(map[string]any)
+	want("agent summary", ag, map[string]any{"control_count": 1.0, "active_controls_count": 1.0})
+	v := ts.ok(200, "GET", ctl+"/versions", nil)["versions"].([]any)[0].(map[string]any)
+	want("version row", v, map[string]any{"version_num": v["version"], "event_type": v["event"]})
+	want("version", ts.ok(200, "GET", ctl+"/versions/1", nil), map[string]any{"version_num": 1.0, "event_type": "created", "version": 1.0, "event": "created"})
+
+	unlink := fmt.Sprintf("/api/v1/agents/bot/controls/%d", id)
+	want("unlink", ts.ok(200, "DELETE", unlink, nil), map[string]any{"success": true, "removed": true, "removed_direct_association": true, "control_still_active": false})
+	want("unlink again", ts.ok(200, "DELETE", unlink, nil), map[string]any{"removed": false, "removed_direct_association": false, "control_still_active": false})
+	ts.link("bot", id)
+	want("force delete", ts.ok(200, "DELETE", ctl+"?force=true", nil), map[string]any{"success": true,
+		"unlinked_agents": []any{"bot"}, "dissociated_from_agents": []any{"bot"}, "dissociated_from_policies": []any{}, "dissociated_from": []any{}})
+}
+
+// TestReferenceVersionHeader: every response, errors included, carries both version headers.
+func TestReferenceVersionHeader(t *testing.T) {
+	ts := newTS(t, WithAuth(true, []string{"regular"}, []string{"admin"}))
+	for _, r := range []*resp{
+		ts.do("GET", "/health", nil),
+		ts.do("GET", "/api/v1/agents", nil),                                 // 401
+		ts.do("GET", "/api/v1/agents", nil, APIKeyHeader, "regular"),        // 200
+		ts.do("GET", "/api/v1/nothing", nil, APIKeyHeader, "regular"),       // 404
+		ts.do("DELETE", "/api/v1/controls/1", nil, APIKeyHeader, "regular"), // 403
+	} {
+		if r.Header.Get("X-Agent-Control-Server-Version") != "test-1.2.3" || r.Header.Get(VersionHeader) != "test-1.2.3" {
+			t.Errorf("status %d: headers %v", r.Code, r.Header)
+		}
+	}
+}
+
+// TestPoliciesAreNotPartOfThisService: every method on every /policies path is a 404 problem that says why.
+func TestPoliciesAreNotPartOfThisService(t *testing.T) {
+	ts := newTS(t, WithAuth(true, []string{"regular"}, []string{"admin"}))
+	for _, method := range []string{"GET", "PUT", "POST", "PATCH", "DELETE"} {
+		for _, path := range []string{"/api/v1/policies", "/api/v1/policies/", "/api/v1/policies/7", "/api/v1/policies/7/controls/3"} {
+			p := ts.expectProblem(404, problem.CodeNotFound, method, path, `{"name":"p"}`)
+			if !strings.Contains(p.Detail, "policies are not part of this service") || !strings.Contains(p.Detail, "controls link to agents directly") {
+				t.Fatalf("%s %s: detail %q", method, path, p.Detail)
+			}
+		}
+	}
+}
+
+// TestCursorsOverHTTP: list cursors survive lower-casing (the reference SDKs lower-case them) and are at
+// least 10 characters; a forged cursor of the right shape is a 422 like garbage.
+func TestCursorsOverHTTP(t *testing.T) {
+	ts := newTS(t)
+	for i := range 3 {
+		ts.initAgent(fmt.Sprintf("agent-%d", i))
+		ts.createControl(fmt.Sprintf("c%d", i), nil)
+	}
+	for _, list := range []string{"/api/v1/agents", "/api/v1/controls"} {
+		pg := ts.ok(200, "GET", list+"?limit=1", nil)["pagination"].(map[string]any)
+		cur, _ := pg["next_cursor"].(string)
+		if len(cur) < 10 || strings.ToLower(cur) != cur {
+			t.Fatalf("%s: next_cursor %q", list, cur)
+		}
+		ts.ok(200, "GET", list+"?limit=1&cursor="+strings.ToLower(cur), nil)
+		forged := cur[:len(cur)-1] + map[bool]string{true: "1", false: "0"}[cur[len(cur)-1] == '0']
+		for _, bad := range []string{forged, "garbage", strings.Repeat("0", len(cur))} {
+			p := ts.expectProblem(422, problem.CodeValidation, "GET", list+"?cursor="+bad, nil)
+			if p.Errors[0].Field != "cursor" {
+				t.Fatalf("%s %s: %+v", list, bad, p.Errors)
+			}
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/guardrail-control/guard/server/problem"
+)
+
+// TestDecodingRule checks the decoding rule route by route (docs/api.md, "Request bodies"): the control
+// plane refuses unknown fields, runtime and registration routes skip them (counted in
+// guard_unknown_fields_ignored_total{route}), and every body with a repeated key is a 422 naming it.
+func TestDecodingRule(t *testing.T) {
+	ts, _ := fullServer(t)
+	ts.initAgent("bot")
+	id := ts.createControl("c", regexData("bad", "deny"))
+	ts.link("bot", id)
+	ctl := fmt.Sprintf("/api/v1/controls/%d", id)
+	data := `{"condition":{"selector":{"path":"input"},"evaluator":{"name":"regex","config":{"pattern":"x"}}},"action":{"decision":"deny"}%s}`
+	event := `{"control_execution_id":"%s","agent_name":"bot","control_id":1,"control_name":"c","check_stage":"pre",` +
+		`"applies_to":"llm_call","action":"deny","matched":true,"confidence":1,"timestamp":"2026-01-02T03:04:05Z"%s}`
+
+	type route struct {
+		name, method, path string
+		body               func(extra string) string // extra is spliced into an object of the body
+		status             int                       // the success status
+		lenient            bool
+		unknownAt          string // the field path an unknown field "zz" gets
+	}
+	n := 0
+	freshEvent := func(extra string) string {
+		n++
+		return fmt.Sprintf(event, fmt.Sprintf("00000000-0000-4000-8000-%012d", n), extra)
+	}
+	routes := []route{
+		{"create control", "PUT", "/api/v1/controls", func(x string) string {
+			n++
+			return `{"name":"k` + strconv.Itoa(n) + `","data":` + fmt.Sprintf(data, x) + `}`
+		}, 201, false, "data.zz"},
+		{"put control data", "PUT", ctl + "/data", func(x string) string { return `{"data":` + fmt.Sprintf(data, x) + `}` }, 200, false, "data.zz"},
+		{"validate", "POST", "/api/v1/controls/validate", func(x string) string { return `{"data":` + fmt.Sprintf(data, x) + `}` }, 200, false, "data.zz"},
+		{"patch control", "PATCH", ctl, func(x string) string { return `{"enabled":true` + x + `}` }, 200, false, "zz"},
+		{"patch agent", "PATCH", "/api/v1/agents/bot", func(x string) string { return `{"agent_version":"2"` + x + `}` }, 200, false, "zz"},
+		{"initAgent", "POST", "/api/v1/agents/initAgent", func(x string) string {
+			return `{"agent":{"agent_name":"bot"` + x + `},"steps":[{"type":"llm","name":"chat"` + x + `}],"conflict_mode":"overwrite"}`
+		}, 200, true, "agent.zz"},
+		{"evaluation", "POST", "/api/v1/evaluation", func(x string) string {
+			return `{"agent_name":"bot","stage":"pre","step":{"type":"llm","name":"chat","input":"hello"` + x + `},"target_type":null,"target_id":null}`
+		}, 200, true, "step.zz"},
+		{"post events", "POST", "/api/v1/observability/events", func(x string) string { return `{"events":[` + freshEvent(x) + `]}` }, 202, true, "events.0.zz"},
+		{"query events", "POST", "/api/v1/observability/events/query", func(x string) string { return `{"agent_name":"bot","limit":5` + x + `}` }, 200, true, "zz"},
+	}
+	for _, rt := range routes {
+		t.Run(rt.name, func(t *testing.T) {
+			ts.ok(rt.status, rt.method, rt.path, rt.body(""))
+
+			before := ignoredCount(t, ts, rt.method+" "+rt.path)
+			r := ts.do(rt.method, rt.path, rt.body(`,"zz":{"secret":"s3cr3t"}`))
+			if rt.lenient {
+				if r.Code != rt.status {
+					t.Fatalf("unknown field: status %d, want %d: %s", r.Code, rt.status, r.Body)
+				}
+				if after := ignoredCount(t, ts, rt.method+" "+rt.path); after <= before {
+					t.Fatalf("unknown_fields_ignored_total did not grow (%v -> %v)", before, after)
+				}
+			} else {
+				if r.Code != 422 {
+					t.Fatalf("unknown field: status %d, want 422: %s", r.Code, r.Body)
+				}
+				if p := r.problem(t); p.Errors[0].Field != rt.unknownAt || p.Errors[0].Code != "unknown_field" {
+					t.Fatalf("problem %+v, want unknown_field on %s", p.Errors, rt.unknownAt)
+				}
+			}
+			// A repeated key, at the top of the body's inner object and inside free-form JSON.
+			for _, extra := range []string{`,"zz":1,"zz":2`, `,"m":{"a":[{"k":1,"k":2}]}`} {
+				r := ts.do(rt.method, rt.path, rt.body(extra))
+				if r.Code != 422 {
+					t.Fatalf("repeated key %s: status %d: %s", extra, r.Code, r.Body)
+				}
+				p := r.problem(t)
+				if p.Errors[0].Code != "duplicate_key" || !strings.HasSuffix(p.Errors[0].Field, map[bool]string{true: "zz", false: "m.a.0.k"}[strings.Contains(extra, "zz")]) {
+					t.Fatalf("repeated key %s: problem %+v", extra, p.Errors)
+				}
+				if strings.Contains(string(r.Body), "s3cr3t") {
+					t.Fatalf("value echoed: %s", r.Body)
+				}
+			}
+		})
+	}
+}
+
+// TestRepeatedDecisionIsRefused is the case that motivated the rule: encoding/json keeps the last key, so
+// {"decision":"deny","decision":"allow"} used to be stored as allow.
+func TestRepeatedDecisionIsRefused(t *testing.T) {
+	ts := newTS(t)
+	body := `{"name":"d","data":{"condition":{"selector":{"path":"input"},"evaluator":{"name":"regex","config":{"pattern":"x"}}},"action":{"decision":"deny","decision":"allow"}}}`
+	p := ts.expectProblem(422, problem.CodeValidation, "PUT", "/api/v1/controls", body)
+	if p.Errors[0].Field != "data.action.decision" || p.Errors[0].Code != "duplicate_key" {
+		t.Fatalf("problem %+v", p.Errors)
+	}
+	ts.ok(200, "GET", "/api/v1/controls?name=d", nil) // and nothing was stored
+	if m := ts.ok(200, "GET", "/api/v1/controls?name=d", nil); len(m["controls"].([]any)) != 0 {
+		t.Fatalf("a control was stored: %v", m)
+	}
+}
+
+var ignoredLine = regexp.MustCompile(`(?m)^guard_unknown_fields_ignored_total\{route="([^"]+)"\} (\S+)$`)
+
+// ignoredCount reads guard_unknown_fields_ignored_total for one route pattern from /metrics.
+func ignoredCount(t *testing.T, ts *tserver, route string) float64 {
+	t.Helper()
+	r := ts.do("GET", "/metrics", nil)
+	for _, m := range ignoredLine.FindAllStringSubmatch(string(r.Body), -1) {
+		if m[1] == route {
+			v, err := strconv.ParseFloat(m[2], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	return 0
+}

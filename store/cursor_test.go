@@ -1,0 +1,98 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/store"
+	"github.com/guardrail-control/guard/store/storetest"
+)
+
+// cursorShape is what a cursor is made of: characters that survive lower-casing (the reference SDKs
+// lower-case a cursor and check it like an agent name), at least 10 of them.
+var cursorShape = regexp.MustCompile(`^[0-9a-z]{10,}$`)
+
+// TestCursorsAreAuthenticated: a cursor is lower-case and long enough; every store on the same database
+// accepts it (the secret is the database's); one edited, forged, taken from another list or issued by
+// another database is refused like garbage.
+func TestCursorsAreAuthenticated(t *testing.T) {
+	storetest.EachURL(t, func(t *testing.T, url string) {
+		ctx := ctxT(t)
+		a, err := store.OpenAndMigrate(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		b, err := store.Open(ctx, url) // a second replica on the same database
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		for i := range 3 {
+			if _, _, err := a.InitAgent(ctx, guard.AgentInit{Agent: guard.Agent{Name: fmt.Sprintf("agent-%d", i)}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.CreateControl(ctx, fmt.Sprintf("c%d", i), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		page1, info, err := a.ListAgents(ctx, guard.AgentFilter{}, guard.PageRequest{Limit: 1})
+		if err != nil || info.NextCursor == nil || len(page1) != 1 {
+			t.Fatalf("first page: %v %+v", err, info)
+		}
+		cur := *info.NextCursor
+		if !cursorShape.MatchString(cur) || strings.ToLower(cur) != cur {
+			t.Fatalf("cursor %q is not made of lower-case letters and digits, at least 10", cur)
+		}
+		page2, _, err := b.ListAgents(ctx, guard.AgentFilter{}, guard.PageRequest{Limit: 1, Cursor: cur})
+		if err != nil || len(page2) != 1 || page2[0].Name == page1[0].Name {
+			t.Fatalf("the other replica's page 2: %v %+v", err, page2)
+		}
+		_, cinfo, err := b.ListControls(ctx, guard.ControlFilter{}, guard.PageRequest{Limit: 1})
+		if err != nil || cinfo.NextCursor == nil {
+			t.Fatalf("controls: %v %+v", err, cinfo)
+		}
+		if _, _, err := a.ListControls(ctx, guard.ControlFilter{}, guard.PageRequest{Limit: 1, Cursor: *cinfo.NextCursor}); err != nil {
+			t.Fatalf("controls cursor on the first replica: %v", err)
+		}
+
+		other := storetest.SQLite(t) // another database: another secret
+		for i := range 2 {
+			if _, err := other.CreateControl(ctx, fmt.Sprintf("o%d", i), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, oinfo, err := other.ListControls(ctx, guard.ControlFilter{}, guard.PageRequest{Limit: 1})
+		if err != nil || oinfo.NextCursor == nil {
+			t.Fatalf("other database: %v %+v", err, oinfo)
+		}
+
+		flip := func(s string, i int) string {
+			c := byte('0')
+			if s[i] == '0' {
+				c = '1'
+			}
+			return s[:i] + string(c) + s[i+1:]
+		}
+		for name, bad := range map[string]string{
+			"garbage":           "not-a-cursor",
+			"empty-looking":     strings.Repeat("0", len(cur)),
+			"mac edited":        flip(cur, len(cur)-1),
+			"key edited":        flip(cur, 16),
+			"upper case":        strings.ToUpper(cur),
+			"truncated":         cur[:len(cur)-1],
+			"controls cursor":   *cinfo.NextCursor,
+			"other database":    *oinfo.NextCursor,
+			"old base64 cursor": "MS5hZ2VudHMuMw",
+			"too long":          cur + "0",
+		} {
+			if _, _, err := b.ListAgents(ctx, guard.AgentFilter{}, guard.PageRequest{Limit: 1, Cursor: bad}); !errors.Is(err, guard.ErrBadCursor) {
+				t.Errorf("%s cursor %q: %v, want ErrBadCursor", name, bad, err)
+			}
+		}
+	})
+}
