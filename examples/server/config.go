@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator/toxicity"
 )
 
@@ -22,7 +23,13 @@ type Config struct {
 	FlushInterval        time.Duration
 	RetentionDays        int
 	MetricsPrefix        string
+	// EvaluationTimeout is the deadline of one POST /evaluation (EVALUATION_TIMEOUT_MS).
+	EvaluationTimeout time.Duration
 }
+
+// maxEvaluationTimeout keeps the evaluation deadline below the HTTP server's write timeout (60 s, see
+// serve), with time left to write the answer: past the write timeout the client gets no answer at all.
+const maxEvaluationTimeout = 55 * time.Second
 
 // Addr is the listen address host:port.
 func (c Config) Addr() string { return joinHostPort(c.Host, c.Port) }
@@ -45,6 +52,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		FlushInterval:        10 * time.Second,
 		RetentionDays:        30,
 		MetricsPrefix:        "guard",
+		EvaluationTimeout:    guard.DefaultEvaluationTimeout,
 	}
 	var errs []string
 	fail := func(name, want string) { errs = append(errs, fmt.Sprintf("%s must be %s", name, want)) }
@@ -102,6 +110,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			fail("OBSERVABILITY_RETENTION_DAYS", "a whole number of days from 1 to 36500")
 		} else {
 			c.RetentionDays = n
+		}
+	}
+	if v := strings.TrimSpace(getenv("EVALUATION_TIMEOUT_MS")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || time.Duration(n)*time.Millisecond > maxEvaluationTimeout {
+			fail("EVALUATION_TIMEOUT_MS", fmt.Sprintf("a whole number of milliseconds from 1 to %d (below the HTTP write timeout)", maxEvaluationTimeout.Milliseconds()))
+		} else {
+			c.EvaluationTimeout = time.Duration(n) * time.Millisecond
 		}
 	}
 	if v := strings.TrimSpace(getenv("PROMETHEUS_METRICS_PREFIX")); v != "" {

@@ -192,6 +192,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithMetrics(metrics),
 		server.WithObservability(cfg.ObservabilityEnabled, rec),
 		server.WithUI(ui.Handler()),
+		server.WithEvaluationTimeout(cfg.EvaluationTimeout),
 	)
 	if err != nil {
 		return err
