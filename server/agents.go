@@ -56,7 +56,12 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	agents, info, err := s.store.ListAgents(r.Context(), guard.AgentFilter{Name: r.URL.Query().Get("name")}, pg)
+	name, err := guard.NormalizeAgentNameFilter(r.URL.Query().Get("name"))
+	if err != nil {
+		s.writeErr(w, r, invalidParam("name", "invalid", err.Error()))
+		return
+	}
+	agents, info, err := s.store.ListAgents(r.Context(), guard.AgentFilter{Name: name}, pg)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

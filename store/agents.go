@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 
@@ -143,7 +142,13 @@ func (s *Store) ListAgents(ctx context.Context, f guard.AgentFilter, page guard.
 	limit := clampLimit(page.Limit)
 	cond, args := `1 = 1`, []any{}
 	if f.Name != "" {
-		cond, args = s.contains(`a.name`), append(args, clean(strings.ToLower(f.Name)))
+		// Folded as names are (ASCII only): a Kelvin sign must not find "k-agent". A text outside the
+		// alphabet is in no name, like a lookup of a name that cannot exist.
+		text, err := guard.NormalizeAgentNameFilter(f.Name)
+		if err != nil {
+			return nil, guard.PageInfo{Limit: limit}, nil
+		}
+		cond, args = s.contains(`a.name`), append(args, clean(text))
 	}
 	var total int
 	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM agents a WHERE `+cond), args...); err != nil {
