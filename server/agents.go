@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -119,6 +120,10 @@ func validateInitAgent(req *initAgentRequest) (guard.AgentInit, error) {
 		in.ConflictMode = guard.ConflictOverwrite
 	default:
 		probs = append(probs, guard.Problem{Field: "conflict_mode", Code: "enum", Message: "must be one of strict, overwrite"})
+	}
+	if len(req.Steps) > guard.MaxAgentSteps {
+		probs = append(probs, guard.Problem{Field: "steps", Code: guard.CodeTooLong, Message: fmt.Sprintf("must have at most %d steps", guard.MaxAgentSteps)})
+		return in, problem.Validation("the agent registration is not valid", probs...)
 	}
 	seen := make(map[guard.StepRef]bool, len(req.Steps))
 	for i, st := range req.Steps {
