@@ -16,9 +16,13 @@ const catastrophic = `^(?=(a+)+$)`
 
 var catastrophicInput = strings.Repeat("a", 40) + "c"
 
-// catastrophicControls are n controls of decision d whose regex runs until its timeout (1 s by default).
-func catastrophicControls(n int, d guard.Decision, onError string) []guard.Control {
+// catastrophicControls are n controls of decision d whose regex runs until its timeout (timeout_ms, or
+// 1 s when 0).
+func catastrophicControls(n int, d guard.Decision, onError string, timeoutMS float64) []guard.Control {
 	cfg := map[string]any{"pattern": catastrophic}
+	if timeoutMS > 0 {
+		cfg["timeout_ms"] = timeoutMS
+	}
 	if onError != "" {
 		cfg["on_error"] = onError
 	}
@@ -35,9 +39,9 @@ type outcome struct {
 	err error
 }
 
-// runWithin calls Evaluate (or Check) in a goroutine and waits for it with a generous deadline: far
-// below the time the controls take one after another (n × 1 s), far above what a bounded evaluation
-// needs. It reports false when the call was still running at the deadline.
+// runWithin calls Evaluate (or Check) in a goroutine and waits for it with a generous deadline: below
+// the time one control's match alone would take (10 s), far above what a bounded evaluation needs. It
+// reports false when the call was still running at the deadline.
 func runWithin(ctx context.Context, e *guard.Engine, check bool) (outcome, bool) {
 	done := make(chan outcome, 1)
 	go func() {
@@ -51,14 +55,15 @@ func runWithin(ctx context.Context, e *guard.Engine, check bool) (outcome, bool)
 	select {
 	case o := <-done:
 		return o, true
-	case <-time.After(8 * time.Second):
+	case <-time.After(6 * time.Second):
 		return outcome{}, false
 	}
 }
 
-// TestDeadlineBoundsWholeEvaluation: 30 controls that each run 1 s take 30 s one after another; with a
-// context deadline the evaluation ends soon after it, every control that could not run is an error
-// naming the deadline, and on_error decides.
+// TestDeadlineBoundsWholeEvaluation: 30 controls that each run 10 s (timeout_ms) take 300 s one after
+// another; with a context deadline the evaluation ends soon after it (the match in flight stops at the
+// deadline, no other starts), every control that could not run is an error naming the deadline, and
+// on_error decides.
 func TestDeadlineBoundsWholeEvaluation(t *testing.T) {
 	const n = 30
 	tests := []struct {
@@ -73,7 +78,7 @@ func TestDeadlineBoundsWholeEvaluation(t *testing.T) {
 		for _, check := range []bool{false, true} {
 			t.Run(tt.name+map[bool]string{false: " Evaluate", true: " Check"}[check], func(t *testing.T) {
 				e := guard.New()
-				if err := e.Update(catastrophicControls(n, guard.DecisionDeny, tt.onError)); err != nil {
+				if err := e.Update(catastrophicControls(n, guard.DecisionDeny, tt.onError, 10000)); err != nil {
 					t.Fatal(err)
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -111,10 +116,11 @@ func TestDeadlineBoundsWholeEvaluation(t *testing.T) {
 
 // TestCancelStopsBacktracking: once the caller cancels (a client that went away), no new match starts,
 // so the evaluation goroutine returns after at most the match that was running (1 s), not after the 30
-// the controls would run one after another.
+// the controls would run one after another. (A match cannot be interrupted by a cancel, only bounded by
+// a deadline: a context with no deadline leaves the match in flight its timeout_ms.)
 func TestCancelStopsBacktracking(t *testing.T) {
 	e := guard.New()
-	if err := e.Update(catastrophicControls(30, guard.DecisionLog, "")); err != nil {
+	if err := e.Update(catastrophicControls(30, guard.DecisionLog, "", 0)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
