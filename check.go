@@ -7,7 +7,8 @@ import "context"
 // metadata as Evaluate followed by Result.Err. It evaluates only deny and steer controls (the others
 // cannot change the decision), stops as soon as the decision is known, and builds no per-control list:
 // a step that matches nothing costs no allocation when its evaluators allocate none.
-// A nil step or an invalid stage returns ErrNilStep or ErrInvalidStage.
+// A nil step or an invalid stage returns ErrNilStep or ErrInvalidStage. The deadline of ctx bounds the
+// whole check as it does Evaluate: controls it leaves unevaluated fail by their on_error.
 func (e *Engine) Check(ctx context.Context, step *Step, stage Stage) error {
 	if step == nil {
 		return ErrNilStep

@@ -132,6 +132,11 @@ func (r *run) leaf(l *cLeaf) nodeOut {
 			}
 		}
 	}
+	// No evaluator starts once the caller's deadline has passed or the caller has gone: the leaf is an
+	// evaluator error, which its on_error turns into a decision (an atomic load when the context is live).
+	if err := r.ctx.Err(); err != nil {
+		return nodeOut{err: stoppedError(err), errLeaf: l}
+	}
 	if r.timed && r.start.IsZero() {
 		r.start = time.Now()
 	}
@@ -142,6 +147,13 @@ func (r *run) leaf(l *cLeaf) nodeOut {
 		res, err = callLocal(r.ctx, l, d)
 	}
 	if err != nil {
+		if cerr := r.ctx.Err(); cerr != nil {
+			// The evaluator gave up because the evaluation was stopped: say that, not its own words.
+			err = stoppedError(cerr)
+		} else if errors.Is(err, context.DeadlineExceeded) {
+			// It stopped at the deadline a moment before the context's timer fired.
+			err = ErrEvaluationDeadline
+		}
 		return nodeOut{err: err, errLeaf: l}
 	}
 	out := nodeOut{matched: res.Matched, conf: clampConfidence(res.Confidence), msg: res.Message, meta: res.Metadata}
@@ -197,6 +209,14 @@ func clampConfidence(c float64) float64 {
 // minimum confidence of the listed matches and non-matches (1 when there are none). Reason is the
 // winner's action metadata "reason", else (steer) its steering message, else its evaluator's message,
 // else a default sentence naming the control; for a control that failed closed it says so.
+//
+// The deadline of ctx bounds the whole evaluation, not only each evaluator: once it has passed (or ctx
+// is cancelled) no evaluator starts, an evaluator that is running is interrupted (the regex evaluator
+// shortens its match timeout to the time left, external evaluators get ctx), and every control that
+// still needed an evaluator is filed in Errors with ErrEvaluationDeadline (or ErrEvaluationCancelled)
+// as its error, so its on_error decides: with the default deny, an evaluation that ran out of time
+// blocks. The server and the client library give each evaluation DefaultEvaluationTimeout unless
+// configured otherwise; a ctx without a deadline leaves only the per-evaluator timeout_ms.
 //
 // ControlResult.Duration is the time from the first evaluator the control ran to the end of its
 // condition; it is 0 when the prefilter answered every leaf without running an evaluator.

@@ -12,8 +12,29 @@ import (
 // DefaultMaxConcurrency bounds how many controls with external evaluators one evaluation runs at once.
 const DefaultMaxConcurrency = 8
 
-// errCancelled is the error of an external evaluator whose evaluation was cancelled by the caller.
-var errCancelled = errors.New("evaluation cancelled")
+// DefaultEvaluationTimeout is the deadline the server (per POST /evaluation) and the client library
+// (per in-process evaluation) put on one whole evaluation when none is configured. The engine itself
+// applies no default: it honours the deadline of the context it is given.
+const DefaultEvaluationTimeout = 2 * time.Second
+
+// Errors of the leaves of an evaluation that was stopped by its caller's context: the leaf's evaluator
+// was interrupted, or never started. Both are evaluator errors, so the control's on_error decides.
+var (
+	// ErrEvaluationDeadline is reported for a control whose evaluator could not run to the end because
+	// the deadline of the context given to Evaluate or Check passed.
+	ErrEvaluationDeadline = errors.New("evaluation deadline exceeded")
+	// ErrEvaluationCancelled is reported for a control whose evaluator could not run to the end because
+	// the context given to Evaluate or Check was cancelled (a client that went away).
+	ErrEvaluationCancelled = errors.New("evaluation cancelled")
+)
+
+// stoppedError is the leaf error for a context error.
+func stoppedError(ctxErr error) error {
+	if errors.Is(ctxErr, context.DeadlineExceeded) {
+		return ErrEvaluationDeadline
+	}
+	return ErrEvaluationCancelled
+}
 
 // outcome is the result of one control in a concurrent evaluation.
 type outcome struct {
@@ -159,8 +180,8 @@ func callExternal(ctx context.Context, l *cLeaf, d *evaluator.Data) (evaluator.R
 }
 
 func externalCtxErr(parent context.Context, l *cLeaf) error {
-	if parent.Err() != nil {
-		return errCancelled
+	if err := parent.Err(); err != nil {
+		return stoppedError(err)
 	}
 	return fmt.Errorf("timed out after %d ms", l.timeout.Milliseconds())
 }

@@ -1,8 +1,10 @@
 package guard
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -225,7 +227,7 @@ func (p *parser) scope(v any, path string) Scope {
 				p.add(rp, CodeTooLong, fmt.Sprintf("must be at most %d characters", MaxStepNameRegexLength))
 			default:
 				if _, err := regexp.Compile(re); err != nil {
-					p.add(rp, CodeInvalidRegex, "is not a valid regular expression (Go RE2 syntax)")
+					p.add(rp, CodeInvalidRegex, "is not a valid regular expression (Go RE2 syntax)"+re2Kind(err))
 				}
 			}
 			s.StepNameRegex = re
@@ -322,4 +324,14 @@ func (p *parser) tags(v any, path string) []string {
 		out = []string{}
 	}
 	return out
+}
+
+// re2Kind is ": " and the kind of an RE2 parse error ("missing closing )"), without the part of the
+// pattern that syntax.Error quotes: values are never echoed in error messages.
+func re2Kind(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return ": " + se.Code.String()
+	}
+	return ""
 }

@@ -81,6 +81,11 @@ type Config struct {
 	// path. The server stays the source of truth (the controls come from it and are refreshed); events of
 	// these evaluations are sent with source "sdk".
 	LocalServerControls bool
+	// EvaluationTimeout bounds each in-process evaluation as a whole (the engine reports the controls it
+	// could not run in time as evaluator errors: their on_error decides). 0 means
+	// guard.DefaultEvaluationTimeout (2 s); negative leaves only the caller's context deadline. A caller's
+	// deadline that comes sooner always wins.
+	EvaluationTimeout time.Duration
 	// Registry provides the evaluators for in-process evaluation; default evaluator.Default. Evaluators it
 	// does not have make their controls fall to on_error.
 	Registry *evaluator.Registry
@@ -205,6 +210,9 @@ func (c Config) resolve() (*settings, error) {
 	}
 	if s.log, err = c.Log.resolve(); err != nil {
 		return nil, err
+	}
+	if s.EvaluationTimeout == 0 {
+		s.EvaluationTimeout = guard.DefaultEvaluationTimeout
 	}
 	switch {
 	case c.RefreshInterval == 0:

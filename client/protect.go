@@ -99,6 +99,8 @@ func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, 
 	p := a.pol.Load()
 	var steer error
 	if p.sdk.Applies(step, stage) {
+		ctx, cancel := a.evaluationContext(ctx)
+		defer cancel()
 		var err error
 		if a.quiet() {
 			// Nothing to record or log: the decision-only path builds no per-control results.
@@ -154,12 +156,27 @@ func (a *Agent) evaluateServer(ctx context.Context, p *policy, step *guard.Step,
 				zap.String("agent", a.name), zap.Error(err))
 		}
 	}
-	res, err := p.srv.Evaluate(ctx, step, stage)
+	ectx, cancel := a.evaluationContext(ctx)
+	res, err := p.srv.Evaluate(ectx, step, stage)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
 	a.observe(ctx, step, stage, cfg, res, true)
 	return res, nil
+}
+
+// evaluationContext bounds one in-process evaluation by Config.EvaluationTimeout, unless ctx already
+// ends sooner (or the timeout is off).
+func (a *Agent) evaluationContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := a.s.EvaluationTimeout
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
 }
 
 // quiet reports whether in-process evaluations need no per-control results: no events, no logs.

@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"time"
 )
@@ -12,8 +13,22 @@ type commonSettings struct {
 	Timeout time.Duration
 }
 
-// maxTimeout bounds timeout_ms so a control cannot hold a request for long.
-const maxTimeout = 5 * time.Minute
+// Upper bounds of timeout_ms: a control cannot hold an evaluation for long. Built-in evaluators work
+// in-process and answer in microseconds unless a backtracking pattern runs away; external evaluators
+// wait on the network. Both stay well below the server's write timeout (60 s), and an evaluation is
+// bounded as a whole by its deadline anyway (guard.DefaultEvaluationTimeout).
+const (
+	MaxTimeout         = 10 * time.Second
+	MaxExternalTimeout = 30 * time.Second
+)
+
+// maxTimeoutFor is the bound of timeout_ms for a built-in or an external evaluator.
+func maxTimeoutFor(external bool) time.Duration {
+	if external {
+		return MaxExternalTimeout
+	}
+	return MaxTimeout
+}
 
 // splitCommon takes on_error and timeout_ms out of config, validating them, and returns the rest.
 func splitCommon(config map[string]any, external bool) (commonSettings, map[string]any, []FieldError) {
@@ -35,8 +50,10 @@ func splitCommon(config map[string]any, external bool) (commonSettings, map[stri
 			}
 		case "timeout_ms":
 			f, ok := Number(v)
-			if !ok || f <= 0 || f != math.Trunc(f) || time.Duration(f)*time.Millisecond > maxTimeout {
-				problems = append(problems, FieldError{Field: "timeout_ms", Code: "range", Message: "must be a whole number of milliseconds between 1 and 300000"})
+			limit := maxTimeoutFor(external)
+			if !ok || f <= 0 || f != math.Trunc(f) || f > float64(limit.Milliseconds()) {
+				problems = append(problems, FieldError{Field: "timeout_ms", Code: "range",
+					Message: fmt.Sprintf("must be a whole number of milliseconds between 1 and %d", limit.Milliseconds())})
 				continue
 			}
 			s.Timeout = time.Duration(f) * time.Millisecond

@@ -55,7 +55,7 @@ func RegexFactory() Factory {
 // Regex is the compiled regex evaluator. It is safe for concurrent use.
 type Regex struct {
 	re2      *regexp.Regexp
-	re2x     *regexp2.Regexp
+	bt       *backtracker
 	timeout  time.Duration
 	literals []string
 	folds    bool
@@ -174,8 +174,7 @@ func NewRegex(pattern string, ignoreCase, multiline, dotAll bool, timeout time.D
 		}
 		return nil, FieldError{Field: "pattern", Code: "invalid_regex", Message: msg}
 	}
-	re2x.MatchTimeout = regexp2Timeout(timeout)
-	return &Regex{re2x: re2x, timeout: timeout}, nil
+	return &Regex{bt: newBacktracker(pattern, flags.regexp2Options(), re2x), timeout: timeout}, nil
 }
 
 // regexp2Timeout is the MatchTimeout that makes a regexp2 match give up close to timeout: regexp2
@@ -200,24 +199,68 @@ func needsBacktracking(code syntax.ErrorCode) bool {
 	return false
 }
 
-// regexp2Message is a regexp2 parse error without the pattern ("in `...`") it quotes.
+// regexp2Message is the kind of a regexp2 parse error, without any part of the pattern: regexp2's own
+// message quotes the pattern, and some kinds name a group, a property or an escape taken from it, which
+// would echo client input in an error body.
 func regexp2Message(e *regexp2syntax.Error) string {
-	if len(e.Args) == 0 {
-		return e.Code.String()
+	if msg, ok := regexp2Kinds[e.Code]; ok {
+		return msg
 	}
-	return fmt.Sprintf(e.Code.String(), e.Args...)
+	return "unsupported construct"
+}
+
+// regexp2Kinds maps regexp2's error codes to messages with no text from the pattern.
+var regexp2Kinds = map[regexp2syntax.ErrorCode]string{
+	regexp2syntax.ErrUnterminatedComment:        "unterminated comment",
+	regexp2syntax.ErrInvalidCharRange:           "invalid character class range",
+	regexp2syntax.ErrInvalidRepeatSize:          "invalid repeat count",
+	regexp2syntax.ErrInvalidUTF8:                "invalid UTF-8",
+	regexp2syntax.ErrCaptureGroupOutOfRange:     "capture group number out of range",
+	regexp2syntax.ErrUnexpectedParen:            "unexpected closing parenthesis",
+	regexp2syntax.ErrMissingParen:               "missing closing parenthesis",
+	regexp2syntax.ErrMissingBrace:               "missing closing brace",
+	regexp2syntax.ErrInvalidRepeatOp:            "invalid nested repetition operator",
+	regexp2syntax.ErrMissingRepeatArgument:      "missing argument to repetition operator",
+	regexp2syntax.ErrConditionalExpression:      "invalid conditional expression",
+	regexp2syntax.ErrTooManyAlternates:          "too many alternatives in a conditional",
+	regexp2syntax.ErrUnrecognizedGrouping:       "unrecognized grouping construct",
+	regexp2syntax.ErrInvalidGroupName:           "invalid group name",
+	regexp2syntax.ErrCapNumNotZero:              "capture group number cannot be zero",
+	regexp2syntax.ErrUndefinedBackRef:           "back-reference to an undefined group number",
+	regexp2syntax.ErrUndefinedNameRef:           "back-reference to an undefined group name",
+	regexp2syntax.ErrAlternationCantCapture:     "conditions of an alternation cannot capture",
+	regexp2syntax.ErrAlternationCantHaveComment: "conditions of an alternation cannot be comments",
+	regexp2syntax.ErrMalformedReference:         "malformed conditional reference",
+	regexp2syntax.ErrUndefinedReference:         "conditional reference to an undefined group",
+	regexp2syntax.ErrIllegalEndEscape:           "backslash at the end of the pattern",
+	regexp2syntax.ErrMalformedSlashP:            "malformed \\p{...} escape",
+	regexp2syntax.ErrIncompleteSlashP:           "incomplete \\p{...} escape",
+	regexp2syntax.ErrUnknownSlashP:              "unknown Unicode category, script or property in a \\p{...} escape",
+	regexp2syntax.ErrUnrecognizedEscape:         "unrecognized escape sequence",
+	regexp2syntax.ErrMissingControl:             "missing control character",
+	regexp2syntax.ErrUnrecognizedControl:        "unrecognized control character",
+	regexp2syntax.ErrTooFewHex:                  "too few hexadecimal digits",
+	regexp2syntax.ErrInvalidHex:                 "hexadecimal value above 0x10FFFF",
+	regexp2syntax.ErrMalformedNameRef:           "malformed named back-reference",
+	regexp2syntax.ErrBadClassInCharRange:        "a character class cannot bound a character range",
+	regexp2syntax.ErrUnterminatedBracket:        "unterminated character class",
+	regexp2syntax.ErrSubtractionMustBeLast:      "a class subtraction must be the last element of a character class",
+	regexp2syntax.ErrReversedCharRange:          "character range in reverse order",
 }
 
 // Engine reports which engine compiled the pattern: EngineRE2 or EngineRegexp2.
 func (r *Regex) Engine() string {
-	if r.re2 != nil {
+	if r.bt == nil {
 		return EngineRE2
 	}
 	return EngineRegexp2
 }
 
 // Evaluate matches the pattern anywhere in d.Text. Null data never matches. On RE2 a non-match does not
-// allocate. On regexp2 a match that runs past the timeout returns an error wrapping ErrMatchTimeout.
+// allocate. On regexp2 the match runs under the shorter of the timeout and the time left before ctx's
+// deadline: a match that runs past the timeout returns an error wrapping ErrMatchTimeout, one stopped by
+// ctx returns ctx's error (context.DeadlineExceeded when the deadline came first), and no match starts
+// once ctx is done.
 func (r *Regex) Evaluate(ctx context.Context, d *Data) (Result, error) {
 	if d == nil || d.IsNull() {
 		return Result{Confidence: 1}, nil
@@ -228,11 +271,28 @@ func (r *Regex) Evaluate(ctx context.Context, d *Data) (Result, error) {
 		}
 		return Result{Matched: true, Confidence: 1, Message: "pattern matched", Metadata: map[string]any{"engine": EngineRE2}}, nil
 	}
+	// A backtracking match cannot be interrupted, only bounded: it gets the shorter of timeout_ms and the
+	// time left before ctx's deadline, and none starts once ctx is done.
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	ok, err := r.re2x.MatchString(d.Text)
+	timeout, byDeadline := r.timeout, false
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < timeout {
+			timeout, byDeadline = max(left, time.Millisecond), true
+		}
+	}
+	ok, err := r.bt.match(d.Text, regexp2Timeout(timeout))
 	if err != nil {
+		if errors.Is(err, errRecompile) {
+			return Result{}, err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return Result{}, cerr
+		}
+		if byDeadline {
+			return Result{}, context.DeadlineExceeded
+		}
 		// regexp2's own error quotes the input: never pass it on.
 		return Result{}, fmt.Errorf("%w after %v", ErrMatchTimeout, r.timeout)
 	}

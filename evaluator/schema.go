@@ -30,9 +30,9 @@ func commonProperties(external bool) map[string]any {
 		"timeout_ms": map[string]any{
 			"type":        "integer",
 			"minimum":     1,
-			"maximum":     maxTimeout.Milliseconds(),
+			"maximum":     maxTimeoutFor(external).Milliseconds(),
 			"default":     def,
-			"description": "How long one evaluation may take, in milliseconds.",
+			"description": "How long one evaluation may take, in milliseconds (the whole evaluation is bounded by its request deadline too).",
 		},
 	}
 }

@@ -59,6 +59,9 @@ func TestConfigValidation(t *testing.T) {
 		{"on_error bad", "regex", `{"pattern":"a","on_error":"` + secret + `"}`, []problem{{"on_error", "enum"}}},
 		{"timeout zero", "regex", `{"pattern":"a","timeout_ms":0}`, []problem{{"timeout_ms", "minimum"}}},
 		{"timeout too big", "regex", `{"pattern":"a","timeout_ms":300001}`, []problem{{"timeout_ms", "maximum"}}},
+		{"timeout at the built-in maximum", "regex", `{"pattern":"a","timeout_ms":10000}`, nil},
+		{"timeout above the built-in maximum", "regex", `{"pattern":"a","timeout_ms":10001}`, []problem{{"timeout_ms", "maximum"}}},
+		{"list timeout above the built-in maximum", "list", `{"values":["a"],"timeout_ms":30000}`, []problem{{"timeout_ms", "maximum"}}},
 		{"timeout fraction", "regex", `{"pattern":"a","timeout_ms":1.5}`, []problem{{"timeout_ms", "type"}}},
 		{"timeout string", "regex", `{"pattern":"a","timeout_ms":"` + secret + `"}`, []problem{{"timeout_ms", "type"}}},
 		{"several problems", "regex", `{"flags":[1],"on_error":"x","zz":true}`, []problem{
@@ -197,6 +200,13 @@ func TestRegisterCustomSchemas(t *testing.T) {
 	}
 	if err := r.Validate("ext.none", map[string]any{"anything": 1, "timeout_ms": float64(20000)}); err != nil {
 		t.Errorf("open schema rejected: %v", err)
+	}
+	// External evaluators may wait longer than built-ins, but not past MaxExternalTimeout.
+	if !strings.Contains(string(f.SchemaJSON()), `"maximum":30000`) {
+		t.Errorf("external maximum timeout missing: %s", f.SchemaJSON())
+	}
+	if got := problemsOf(t, r.Validate("ext.none", map[string]any{"timeout_ms": float64(30001)})); !reflect.DeepEqual(got, []problem{{"timeout_ms", "maximum"}}) {
+		t.Errorf("external timeout above the maximum: %v", got)
 	}
 	got := problemsOf(t, r.Validate("nested", decodeConfig(t, `{"rules":[{"id":1,"n":5},{"n":1}]}`)))
 	want := []problem{{"rules.1.id", "required"}, {"rules.1.n", "minimum"}}

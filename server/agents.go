@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -51,7 +52,12 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	agents, info, err := s.store.ListAgents(r.Context(), guard.AgentFilter{Name: r.URL.Query().Get("name")}, pg)
+	name, err := guard.NormalizeAgentNameFilter(r.URL.Query().Get("name"))
+	if err != nil {
+		s.writeErr(w, r, invalidParam("name", "invalid", err.Error()))
+		return
+	}
+	agents, info, err := s.store.ListAgents(r.Context(), guard.AgentFilter{Name: name}, pg)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -109,6 +115,10 @@ func validateInitAgent(req *initAgentRequest) (guard.AgentInit, error) {
 		in.ConflictMode = guard.ConflictOverwrite
 	default:
 		probs = append(probs, guard.Problem{Field: "conflict_mode", Code: "enum", Message: "must be one of strict, overwrite"})
+	}
+	if len(req.Steps) > guard.MaxAgentSteps {
+		probs = append(probs, guard.Problem{Field: "steps", Code: guard.CodeTooLong, Message: fmt.Sprintf("must have at most %d steps", guard.MaxAgentSteps)})
+		return in, problem.Validation("the agent registration is not valid", probs...)
 	}
 	seen := make(map[guard.StepRef]bool, len(req.Steps))
 	for i, st := range req.Steps {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	guard "github.com/guardrail-control/guard"
@@ -35,7 +36,10 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
-	res, err := eng.Evaluate(r.Context(), req.Step, stage)
+	// The deadline bounds the evaluation as a whole: controls it leaves unevaluated are evaluator errors.
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.evalTimeout)
+	res, err := eng.Evaluate(ctx, req.Step, stage)
+	cancel()
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -60,6 +60,7 @@ type config struct {
 	allowedOrigins []string
 	accessLog      bool
 	pprof          bool
+	evalTimeout    time.Duration
 }
 
 // Option configures a Server.
@@ -94,6 +95,12 @@ func WithUI(h http.Handler) Option { return func(c *config) { c.ui = h } }
 // made by another replica is enforced within about this delay. Zero or negative disables polling.
 func WithPolicyPollInterval(d time.Duration) Option { return func(c *config) { c.pollInterval = d } }
 
+// WithEvaluationTimeout sets the deadline of one POST /evaluation (default
+// guard.DefaultEvaluationTimeout, 2 s): the controls still to run when it passes are reported as
+// evaluator errors (their on_error decides) and the answer is still a complete 200. It must be positive
+// and, so that the answer can still be written, below the http.Server's WriteTimeout.
+func WithEvaluationTimeout(d time.Duration) Option { return func(c *config) { c.evalTimeout = d } }
+
 // New returns a server over st. It starts the policy poller; call Close to stop it.
 func New(st guard.Store, opts ...Option) (*Server, error) {
 	if st == nil {
@@ -105,6 +112,7 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 		version:      "dev",
 		registry:     evaluator.Default,
 		pollInterval: DefaultPolicyPollInterval,
+		evalTimeout:  guard.DefaultEvaluationTimeout,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -117,6 +125,9 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 	}
 	if cfg.bodyLimit <= 0 {
 		return nil, errors.New("server: the body limit must be positive")
+	}
+	if cfg.evalTimeout <= 0 {
+		return nil, errors.New("server: the evaluation timeout must be positive")
 	}
 	auth, err := newAuthenticator(cfg.authEnabled, cfg.regularKeys, cfg.adminKeys)
 	if err != nil {

@@ -23,10 +23,15 @@ func checkInit(in *guard.AgentInit) (string, error) {
 	default:
 		probs = append(probs, guard.Problem{Field: "conflict_mode", Code: guard.CodeInvalid, Message: "must be strict or overwrite"})
 	}
-	if md, err := mapArg(in.Agent.Metadata); err != nil {
-		probs = append(probs, guard.Problem{Field: "agent.agent_metadata", Code: guard.CodeInvalid, Message: "is not JSON-encodable"})
-	} else if md != nil && !storableJSON(md.(string)) {
+	if enc, p := guard.CheckFreeJSON("agent.agent_metadata", in.Agent.Metadata); p != nil {
+		probs = append(probs, *p)
+	} else if enc != nil && !storableJSON(string(enc)) {
 		probs = append(probs, unstorable("agent.agent_metadata"))
+	}
+	if len(in.Steps) > guard.MaxAgentSteps {
+		// Checked before the steps themselves: a huge list is refused without walking it.
+		probs = append(probs, guard.Problem{Field: "steps", Code: guard.CodeTooLong, Message: fmt.Sprintf("must have at most %d steps", guard.MaxAgentSteps)})
+		return "", &guard.ValidationError{Problems: probs}
 	}
 	if !storable(in.Agent.Description) {
 		probs = append(probs, unstorable("agent.agent_description"))
@@ -46,10 +51,16 @@ func checkInit(in *guard.AgentInit) (string, error) {
 		if !storable(st.Type) || !storable(st.Name) || !storable(st.Description) {
 			probs = append(probs, unstorable(field))
 		}
-		for _, m := range []map[string]any{st.InputSchema, st.OutputSchema, st.Metadata} {
-			if enc, err := mapArg(m); err != nil || (enc != nil && !storableJSON(enc.(string))) {
-				probs = append(probs, guard.Problem{Field: field, Code: guard.CodeInvalid, Message: "schemas and metadata must be JSON objects without NUL characters"})
-				break
+		for _, doc := range []struct {
+			name string
+			m    map[string]any
+		}{{"input_schema", st.InputSchema}, {"output_schema", st.OutputSchema}, {"metadata", st.Metadata}} {
+			enc, p := guard.CheckFreeJSON(field+"."+doc.name, doc.m)
+			switch {
+			case p != nil:
+				probs = append(probs, *p)
+			case enc != nil && !storableJSON(string(enc)):
+				probs = append(probs, guard.Problem{Field: field + "." + doc.name, Code: guard.CodeInvalid, Message: "must be a JSON object without NUL characters"})
 			}
 		}
 		ref := guard.StepRef{Type: st.Type, Name: st.Name}
@@ -116,10 +127,8 @@ func (s *Store) initAgentTx(ctx context.Context, in *guard.AgentInit, name, md s
 				VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), name, in.Agent.Description, in.Agent.Version, md, epoch, at, at); err != nil {
 				return err
 			}
-			for i, st := range in.Steps {
-				if err := s.insertStep(ctx, tx, row.ID, i, st); err != nil {
-					return err
-				}
+			if err := s.insertSteps(ctx, tx, row.ID, 0, in.Steps); err != nil {
+				return err
 			}
 		case err != nil:
 			return err
@@ -131,10 +140,8 @@ func (s *Store) initAgentTx(ctx context.Context, in *guard.AgentInit, name, md s
 			if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM agent_steps WHERE agent_id = ?`), row.ID); err != nil {
 				return err
 			}
-			for i, st := range in.Steps {
-				if err := s.insertStep(ctx, tx, row.ID, i, st); err != nil {
-					return err
-				}
+			if err := s.insertSteps(ctx, tx, row.ID, 0, in.Steps); err != nil {
+				return err
 			}
 		default:
 			if err := s.mergeSteps(ctx, tx, row.ID, in.Steps, at); err != nil {
@@ -160,15 +167,11 @@ func (s *Store) mergeSteps(ctx context.Context, tx *sqlx.Tx, agentID int64, step
 		byRef[guard.StepRef{Type: stored[i].Type, Name: stored[i].Name}] = &stored[i]
 		next = max(next, stored[i].Position+1)
 	}
-	added := false
+	var added []guard.StepSchema
 	for i, st := range steps {
 		old, ok := byRef[guard.StepRef{Type: st.Type, Name: st.Name}]
 		if !ok {
-			if err := s.insertStep(ctx, tx, agentID, next, st); err != nil {
-				return err
-			}
-			next++
-			added = true
+			added = append(added, st)
 			continue
 		}
 		for _, c := range []struct {
@@ -185,8 +188,16 @@ func (s *Store) mergeSteps(ctx context.Context, tx *sqlx.Tx, agentID int64, step
 			}
 		}
 	}
-	if added {
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE agents SET updated_at = ? WHERE id = ?`), at, agentID)
+	if len(added) == 0 {
+		return nil
 	}
+	if len(stored)+len(added) > guard.MaxAgentSteps {
+		return &guard.ValidationError{Problems: []guard.Problem{{Field: "steps", Code: guard.CodeTooLong,
+			Message: fmt.Sprintf("would give the agent more than %d steps", guard.MaxAgentSteps)}}}
+	}
+	if err := s.insertSteps(ctx, tx, agentID, next, added); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, s.q(`UPDATE agents SET updated_at = ? WHERE id = ?`), at, agentID)
 	return err
 }

@@ -98,16 +98,37 @@ func stepsOf(rows []stepRow) ([]guard.StepSchema, error) {
 	return out, nil
 }
 
-func (s *Store) insertStep(ctx context.Context, tx *sqlx.Tx, agentID int64, pos int, st guard.StepSchema) error {
-	in, err1 := mapArg(st.InputSchema)
-	out, err2 := mapArg(st.OutputSchema)
-	md, err3 := mapArg(st.Metadata)
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return err
+// stepBatch is how many steps one INSERT writes: 8 parameters a row keeps a statement far below the
+// parameter limits of both dialects (SQLite 32,766, PostgreSQL 65,535), and one round trip per batch
+// instead of per step is what makes a large registration fast on PostgreSQL.
+const stepBatch = 500
+
+// insertSteps inserts steps in order at positions from pos on, in batches of stepBatch rows.
+func (s *Store) insertSteps(ctx context.Context, tx *sqlx.Tx, agentID int64, pos int, steps []guard.StepSchema) error {
+	for len(steps) > 0 {
+		n := min(len(steps), stepBatch)
+		var q strings.Builder
+		q.WriteString(`INSERT INTO agent_steps (agent_id, type, name, position, description, input_schema, output_schema, metadata) VALUES `)
+		args := make([]any, 0, 8*n)
+		for i, st := range steps[:n] {
+			in, err1 := mapArg(st.InputSchema)
+			out, err2 := mapArg(st.OutputSchema)
+			md, err3 := mapArg(st.Metadata)
+			if err := errors.Join(err1, err2, err3); err != nil {
+				return err
+			}
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, agentID, st.Type, st.Name, pos+i, st.Description, in, out, md)
+		}
+		if _, err := tx.ExecContext(ctx, s.q(q.String()), args...); err != nil {
+			return err
+		}
+		steps, pos = steps[n:], pos+n
 	}
-	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO agent_steps (agent_id, type, name, position, description, input_schema, output_schema, metadata)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), agentID, st.Type, st.Name, pos, st.Description, in, out, md)
-	return err
+	return nil
 }
 
 // GetAgent returns an agent and its steps in registration order.
@@ -143,7 +164,13 @@ func (s *Store) ListAgents(ctx context.Context, f guard.AgentFilter, page guard.
 	limit := clampLimit(page.Limit)
 	cond, args := `1 = 1`, []any{}
 	if f.Name != "" {
-		cond, args = s.contains(`a.name`), append(args, clean(strings.ToLower(f.Name)))
+		// Folded as names are (ASCII only): a Kelvin sign must not find "k-agent". A text outside the
+		// alphabet is in no name, like a lookup of a name that cannot exist.
+		text, err := guard.NormalizeAgentNameFilter(f.Name)
+		if err != nil {
+			return nil, guard.PageInfo{Limit: limit}, nil
+		}
+		cond, args = s.contains(`a.name`), append(args, clean(text))
 	}
 	var total int
 	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM agents a WHERE `+cond), args...); err != nil {
@@ -192,9 +219,14 @@ func (s *Store) PatchAgent(ctx context.Context, name string, patch guard.AgentPa
 	}
 	var md any
 	if patch.Metadata != nil {
-		if md, err = jsonArg(patch.Metadata); err != nil || !storableJSON(md.(string)) {
+		enc, p := guard.CheckFreeJSON("agent_metadata", patch.Metadata)
+		if p != nil {
+			return guard.Agent{}, nil, &guard.ValidationError{Problems: []guard.Problem{*p}}
+		}
+		if !storableJSON(string(enc)) {
 			return guard.Agent{}, nil, problem("agent_metadata", guard.CodeInvalid, "must be a JSON object without NUL characters")
 		}
+		md = string(enc)
 	}
 	var probs []guard.Problem
 	if patch.Description != nil && !storable(*patch.Description) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator/toxicity"
 )
 
@@ -33,6 +34,9 @@ type Config struct {
 	// BufferBytes (OBSERVABILITY_BUFFER_BYTES) bounds the events buffer's estimated heap.
 	BufferBytes int64
 	Ext         toxicity.Settings
+
+	// EvaluationTimeout is the deadline of one POST /evaluation (EVALUATION_TIMEOUT_MS).
+	EvaluationTimeout time.Duration
 
 	// HostExplicit says HOST was set: the default host depends on authentication, and an explicit
 	// non-loopback host with authentication off earns a warning at start.
@@ -93,6 +97,16 @@ var envVars = []envVar{
 		set: boolField(func(c *Config) *bool { return &c.AccessLog })},
 	{name: "GUARD_PPROF", def: "false", desc: "serve /debug/pprof/* to admin keys (404 when off)",
 		set: boolField(func(c *Config) *bool { return &c.Pprof })},
+	{name: "EVALUATION_TIMEOUT_MS", def: strconv.FormatInt(guard.DefaultEvaluationTimeout.Milliseconds(), 10),
+		desc: "deadline of one POST /evaluation; controls not run by then are evaluator errors (their on_error decides)",
+		set: func(c *Config, v string) string {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || time.Duration(n)*time.Millisecond > maxEvaluationTimeout {
+				return fmt.Sprintf("a whole number of milliseconds from 1 to %d (below the HTTP write timeout)", maxEvaluationTimeout.Milliseconds())
+			}
+			c.EvaluationTimeout = time.Duration(n) * time.Millisecond
+			return ""
+		}},
 	{name: "OBSERVABILITY_ENABLED", def: "true", desc: "record an event per evaluated control and serve the observability API",
 		set: boolField(func(c *Config) *bool { return &c.ObservabilityEnabled })},
 	{name: "OBSERVABILITY_DURABLE", def: "false", desc: "answer posted events 201 only once they are committed (else 202 from the buffer)",
@@ -155,6 +169,10 @@ func (ev *envVar) lookup(getenv func(string) string) (value, from string) {
 	}
 	return "", ev.name
 }
+
+// maxEvaluationTimeout keeps the evaluation deadline below the HTTP server's write timeout (60 s, see
+// serve), with time left to write the answer: past the write timeout the client gets no answer at all.
+const maxEvaluationTimeout = 55 * time.Second
 
 // Addr is the listen address host:port.
 func (c Config) Addr() string { return joinHostPort(c.Host, c.Port) }

@@ -210,6 +210,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithAllowedOrigins(cfg.AllowedOrigins),
 		server.WithAccessLog(cfg.AccessLog),
 		server.WithPprof(cfg.Pprof),
+		server.WithEvaluationTimeout(cfg.EvaluationTimeout),
 	)
 	if err != nil {
 		return err
