@@ -74,6 +74,7 @@ func TestPostEventsMemoryStaysBoundedWhileTheDatabaseIsBlocked(t *testing.T) {
 			}
 		}
 	}
+	checkResident(t, "with the buffer full and the database blocked")
 	s := h.api.Recorder.Stats()
 	t.Logf("accepted %d events, refused %d; buffer %d MiB (estimate); peak live heap %d MiB (bound %d MiB)",
 		accepted, refused, s.PendingBytes>>20, peak>>20, memoryBound>>20)
@@ -118,6 +119,7 @@ func TestDurablePostEventsMemoryStaysBounded(t *testing.T) {
 		return s.Refused+int64(st.callCount()*60) == int64(clients*60)
 	})
 	heap := heapInUse()
+	checkResident(t, "with requests waiting on the blocked database")
 	s := h.api.Recorder.Stats()
 	t.Logf("%d requests wait on the database, %d events refused; buffer %d MiB (estimate); live heap %d MiB (bound %d MiB)",
 		st.callCount(), s.Refused, s.PendingBytes>>20, heap>>20, memoryBound>>20)
