@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/guardrail-control/guard/store/storetest"
 )
 
 // TestCrossSiteProtectionEndToEnd: the binary on loopback (HOST=127.0.0.1, authentication off) refuses a
@@ -62,6 +64,7 @@ func TestCrossSiteProtectionEndToEnd(t *testing.T) {
 // TestMalformedAllowedOriginsStop: a value of GUARD_ALLOWED_ORIGINS that is not an origin stops the start
 // with a message naming the variable.
 func TestMalformedAllowedOriginsStop(t *testing.T) {
+	storetest.SkipWithoutSQLite(t) // the server opens its SQLite database before it checks the origins
 	bin := buildServer(t)
 	out, err := runBin(bin, []string{"GUARD_ALLOWED_ORIGINS=http://ok.example,evil.example/path", "DB_URL=" + filepath.Join(t.TempDir(), "x.db")}, "serve", "--migrate")
 	if err == nil || !strings.Contains(out, "GUARD_ALLOWED_ORIGINS") || strings.Contains(out, "evil.example") {
