@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -117,20 +118,27 @@ func (g *Gateway) upstreamError(ctx context.Context, method, tool string, err er
 			Message: fmt.Sprintf("upstream MCP server did not answer %s within %s (the gateway's call timeout)", what, g.opts.CallTimeout)}
 	case ctx.Err() != nil:
 		return ctx.Err() // the client cancelled the request: the SDK answers nothing
-	case errors.Is(err, mcp.ErrConnectionClosed) || g.Err() != nil || isClosed(g.done):
+	case errors.Is(err, mcp.ErrConnectionClosed) || g.goneSoon():
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-			Message: fmt.Sprintf("%s: %s %s", errUpstreamGone, "(it exited or stopped speaking JSON-RPC) during", what)}
+			Message: fmt.Sprintf("%s (it exited, closed the connection or stopped speaking JSON-RPC) during %s: %v", errUpstreamGone, what, err)}
 	default:
 		g.log.Warn("upstream request failed", zap.String("method", method), zap.String("tool", tool), zap.Error(err))
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream MCP server failed %s: %v", what, err)}
 	}
 }
 
-func isClosed(ch <-chan struct{}) bool {
+// goneGrace is how long a failed request waits to learn whether the upstream connection is ending: a
+// broken stream fails the requests in flight a moment before the session reports its end.
+const goneGrace = time.Second
+
+// goneSoon reports whether the upstream connection ends within goneGrace.
+func (g *Gateway) goneSoon() bool {
+	t := time.NewTimer(goneGrace)
+	defer t.Stop()
 	select {
-	case <-ch:
+	case <-g.done:
 		return true
-	default:
+	case <-t.C:
 		return false
 	}
 }

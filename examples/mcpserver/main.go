@@ -1,7 +1,7 @@
 // Command mcpserver is a small MCP server built with the official Go SDK, for the tests and the demos of
 // `guard mcp` (the gateway in client/mcpgateway). It is not part of guard.
 //
-//	mcpserver [--count-file FILE] [--http ADDR]
+//	mcpserver [--count-file FILE] [--pid-file FILE] [--http ADDR]
 //
 // It speaks MCP over stdio, or over Streamable HTTP with --http (it then prints "listening on
 // http://host:port/mcp" on stdout). With --count-file it appends the name of each tool it runs to FILE,
@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -40,7 +41,14 @@ import (
 func main() {
 	countFile := flag.String("count-file", "", "append the name of each tool run to this file")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address instead of stdio")
+	pidFile := flag.String("pid-file", "", "write the process id to this file at start")
 	flag.Parse()
+	if *pidFile != "" {
+		if err := os.WriteFile(*pidFile, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, "mcpserver:", err)
+			os.Exit(1)
+		}
+	}
 	if err := run(*countFile, *httpAddr); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpserver:", err)
 		os.Exit(1)
