@@ -100,6 +100,7 @@ func newUpstream() *upstream {
 	mcp.AddTool(u.srv, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		hit("slow")
 		<-ctx.Done()
+		hit("slow-cancelled")
 		return nil, nil, ctx.Err()
 	})
 	u.srv.AddPrompt(&mcp.Prompt{Name: "hello"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -368,6 +369,8 @@ func TestCallTimeout(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "did not answer tools/call \"slow\" within 50ms") {
 		t.Fatalf("slow call = %v", err)
 	}
+	// The upstream was told: its handler's context was cancelled.
+	waitFor(t, "the upstream's slow call to be cancelled", func() bool { return r.up.count("slow-cancelled") == 1 })
 	res, err := r.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "after"}})
 	if err != nil || !strings.HasPrefix(text(res), "echo: after") {
 		t.Fatalf("a call after the timeout = %+v, %v", res, err)
