@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -294,11 +295,29 @@ func TestMCPGatewayEndToEnd(t *testing.T) {
 	want := map[string]string{"no-rm-rf/pre/deny": "", "no-secrets-in-echo/pre/steer": "", "no-ssn-out/post/deny": "", "big-sums/post/deny": ""}
 	waitFor(t, "the gateway's events on the server", func() bool {
 		for _, e := range mcpEvents(p, agent) {
-			if e.Matched {
+			if e.Matched && e.Source == "sdk" && e.StepType == "tool" {
 				delete(want, e.Control+"/"+e.Stage+"/"+e.Action)
 			}
 		}
 		return len(want) == 0
+	})
+
+	// --remote-eval: the server's controls are evaluated by POST /evaluation, and the server records the
+	// events itself (source "server").
+	g = startGateway(t, "--agent", agent, "--server", p.base, "--refresh", "0", "--remote-eval", "--", upstream, "--count-file", count)
+	if res := g.call("echo", map[string]any{"text": "rm -rf /tmp"}); !res.IsError || !strings.Contains(resultText(res), `"no-rm-rf"`) {
+		t.Fatalf("denied call with --remote-eval: %+v", res)
+	}
+	if err := g.close(); err != nil {
+		t.Fatalf("gateway exit: %v\n%s", err, g.stderr)
+	}
+	waitFor(t, "the server's own event of the remote evaluation", func() bool {
+		for _, e := range mcpEvents(p, agent) {
+			if e.Matched && e.Source == "server" && e.Control == "no-rm-rf" {
+				return true
+			}
+		}
+		return false
 	})
 }
 
@@ -336,6 +355,7 @@ type mcpEvent struct {
 	Matched  bool   `json:"matched"`
 	StepType string `json:"step_type"`
 	StepName string `json:"step_name"`
+	Source   string `json:"source"`
 }
 
 func mcpEvents(p *proc, agent string) []mcpEvent {
@@ -388,6 +408,31 @@ func TestMCPGatewayControlsFileNoServer(t *testing.T) {
 	if s := g.stderr.String(); strings.Contains(s, "unreachable") || !strings.Contains(s, "controls from the file, no server") {
 		t.Fatalf("stderr:\n%s", s)
 	}
+
+	// With --server too, the file is the fallback of a server that cannot be reached: the gateway starts
+	// from it (fail-open on infrastructure, closed on policy).
+	g = startGateway(t, "--agent", "offline", "--server", unreachable(t), "--controls", file, "--refresh", "0", "--", upstream, "--count-file", count)
+	if res := g.call("echo", map[string]any{"text": "rm -rf ~"}); !res.IsError || !strings.Contains(resultText(res), `"no-rm-rf"`) {
+		t.Fatalf("denied call from the fallback file: %+v", res)
+	}
+	if err := g.close(); err != nil {
+		t.Fatalf("gateway exit: %v\n%s", err, g.stderr)
+	}
+	if s := g.stderr.String(); !strings.Contains(s, "starting from the controls file") {
+		t.Fatalf("stderr does not say the server was unreachable:\n%s", s)
+	}
+}
+
+// unreachable returns the URL of a loopback port nothing listens on.
+func unreachable(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + ln.Addr().String()
+	_ = ln.Close()
+	return u
 }
 
 func TestMCPGatewayBadUpstreams(t *testing.T) {
