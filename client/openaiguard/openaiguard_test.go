@@ -280,4 +280,6 @@ func TestCheckErrorStopsTheCall(t *testing.T) {
 
 type failing struct{}
 
-func (failing) CheckStep(context.Context, *guard.Step, guard.Stage) error { return errors.New("checker down") }
+func (failing) CheckStep(context.Context, *guard.Step, guard.Stage) error {
+	return errors.New("checker down")
+}
