@@ -49,7 +49,7 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.agent, "agent", "", "the agent's name (required)")
 	fs.StringVar(&f.server, "server", "", "URL of the guard server (default $GUARD_URL, then http://localhost:8000); the API key is read from $GUARD_API_KEY")
-	fs.StringVar(&f.controls, "controls", "", "controls file (YAML); without --server: the only source of controls, no server is contacted; with --server: used when the server is unreachable at start")
+	fs.StringVar(&f.controls, "controls", "", "controls file (YAML); without --server (and $GUARD_URL): the only source of controls, no server is contacted; with a server: used when it is unreachable at start")
 	fs.StringVar(&f.upstream, "upstream", "", "URL of an upstream MCP server over Streamable HTTP (instead of a COMMAND)")
 	fs.StringVar(&f.listen, "listen", "", "serve MCP over Streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio")
 	fs.StringVar(&f.conflict, "conflict-mode", string(guard.ConflictOverwrite), "initAgent conflict mode: overwrite or strict")
@@ -117,6 +117,9 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 		}
 	}()
 
+	if f.server == "" {
+		f.server = env.getenv(client.EnvURL)
+	}
 	gd, closeGuard, err := mcpGuard(ctx, f, g, logger)
 	if err != nil {
 		return err
@@ -160,8 +163,8 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 	}
 }
 
-// mcpGuard builds the Guard: a local engine over the controls file when there is no --server, else an
-// agent of the guard server registered with the upstream's tools as steps.
+// mcpGuard builds the Guard: a local engine over the controls file when there is no server (no --server and
+// no $GUARD_URL), else an agent of the guard server registered with the upstream's tools as steps.
 func mcpGuard(ctx context.Context, f *mcpFlags, g *mcpgateway.Gateway, logger *zap.Logger) (mcpgateway.Guard, func(), error) {
 	if f.controls != "" && f.server == "" {
 		controls, err := client.LoadControlsFile(f.controls, nil)

@@ -63,10 +63,16 @@ type gatewayProc struct {
 // connects the SDK's client to it over stdio.
 func startGateway(t *testing.T, args ...string) *gatewayProc {
 	t.Helper()
+	return startGatewayEnv(t, nil, args...)
+}
+
+// startGatewayEnv is startGateway with env (KEY=value) over the test's environment.
+func startGatewayEnv(t *testing.T, env []string, args ...string) *gatewayProc {
+	t.Helper()
 	bin := buildServer(t)
 	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "GUARD_URL=", "GUARD_API_KEY=", "GUARD_OBSERVABILITY_ENABLED=")
+	cmd.Env = append(append(os.Environ(), "GUARD_URL=", "GUARD_API_KEY=", "GUARD_OBSERVABILITY_ENABLED="), env...)
 	g := &gatewayProc{t: t, cmd: cmd, stderr: &syncBuffer{}, toolsDiff: make(chan struct{}, 16)}
 	cmd.Stderr = g.stderr
 	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-client", Version: "1"}, &mcp.ClientOptions{
@@ -420,6 +426,15 @@ func TestMCPGatewayControlsFileNoServer(t *testing.T) {
 	}
 	if s := g.stderr.String(); !strings.Contains(s, "starting from the controls file") {
 		t.Fatalf("stderr does not say the server was unreachable:\n%s", s)
+	}
+
+	// $GUARD_URL names a server just as --server does.
+	g = startGatewayEnv(t, []string{"GUARD_URL=" + unreachable(t)}, "--agent", "offline", "--controls", file, "--refresh", "0", "--", upstream)
+	if err := g.close(); err != nil {
+		t.Fatalf("gateway exit: %v\n%s", err, g.stderr)
+	}
+	if s := g.stderr.String(); !strings.Contains(s, "starting from the controls file") {
+		t.Fatalf("with $GUARD_URL the file is not the fallback of the server:\n%s", s)
 	}
 }
 
