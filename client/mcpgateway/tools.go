@@ -31,7 +31,7 @@ func (g *Gateway) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 			return nil, err
 		}
 		for _, t := range res.Tools {
-			if t == nil || seen[t.Name] {
+			if t == nil || t.Name == "" || seen[t.Name] {
 				continue
 			}
 			if err := checkSchema(t); err != nil {
