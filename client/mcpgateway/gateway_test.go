@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/client/mcpgateway"
@@ -19,11 +21,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakeGuard decides with decide and records what it saw.
 type fakeGuard struct {
-	mu     sync.Mutex
-	decide func(step *guard.Step, stage guard.Stage) error
-	seen   []seenStep
-	synced [][]guard.StepSchema
-	record bool // keep what CheckStep saw (off in benchmarks)
+	mu      sync.Mutex
+	decide  func(step *guard.Step, stage guard.Stage) error
+	seen    []seenStep
+	synced  [][]guard.StepSchema
+	record  bool  // keep what CheckStep saw (off in benchmarks)
+	syncErr error // what SyncSteps returns
 }
 
 type seenStep struct {
@@ -50,7 +53,7 @@ func (f *fakeGuard) SyncSteps(_ context.Context, steps []guard.StepSchema) error
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.synced = append(f.synced, steps)
-	return nil
+	return f.syncErr
 }
 
 func (f *fakeGuard) lastSeen() seenStep {
@@ -328,6 +331,33 @@ func TestToolListChanged(t *testing.T) {
 	}
 }
 
+func TestSyncRefusedByTheGuard(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	r := newRig(t, mcpgateway.Options{Logger: zap.New(core)})
+	r.guard.mu.Lock()
+	r.guard.syncErr = errors.New("409 strict-mode conflict")
+	r.guard.mu.Unlock()
+	mcp.AddTool(r.up.srv, &mcp.Tool{Name: "late"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late"}}}, nil, nil
+	})
+	waitFor(t, "the refused registration to be logged", func() bool {
+		for _, e := range logs.All() {
+			if err, ok := e.ContextMap()["error"].(string); ok && strings.Contains(err, "register the new steps: 409 strict-mode conflict") {
+				return true
+			}
+		}
+		return false
+	})
+	// The new tool is served (and checked) all the same.
+	res, err := r.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "late"})
+	if err != nil || text(res) != "late" {
+		t.Fatalf("the new tool after a refused registration: %+v, %v", res, err)
+	}
+	if last := r.guard.lastSeen(); last.name != "late" {
+		t.Fatalf("the new tool was not checked: %+v", last)
+	}
+}
+
 func TestPassThrough(t *testing.T) {
 	r := newRig(t, mcpgateway.Options{})
 	ctx := context.Background()
@@ -375,6 +405,23 @@ func TestCallTimeout(t *testing.T) {
 	if err != nil || !strings.HasPrefix(text(res), "echo: after") {
 		t.Fatalf("a call after the timeout = %+v, %v", res, err)
 	}
+}
+
+func TestClientCancellation(t *testing.T) {
+	r := newRig(t, mcpgateway.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow"})
+		done <- err
+	}()
+	waitFor(t, "the call to reach the upstream", func() bool { return r.up.count("slow") == 1 })
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("a cancelled call succeeded")
+	}
+	// The client's cancellation went through the gateway to the upstream's handler.
+	waitFor(t, "the upstream's slow call to be cancelled", func() bool { return r.up.count("slow-cancelled") == 1 })
 }
 
 func TestUpstreamGone(t *testing.T) {

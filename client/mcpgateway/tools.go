@@ -113,7 +113,7 @@ func (g *Gateway) syncLoop() {
 		case <-g.sync:
 			ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
 			if err := g.Sync(ctx); err != nil {
-				g.log.Warn("upstream tools could not be synchronised; keeping the previous list", zap.Error(err))
+				g.log.Warn("synchronising the upstream's tools failed", zap.Error(err))
 			}
 			cancel()
 		}
@@ -122,7 +122,9 @@ func (g *Gateway) syncLoop() {
 
 // Sync lists the upstream's tools again, updates the tools the gateway serves (clients are sent
 // notifications/tools/list_changed when anything changed) and hands the new steps to the Guard. The
-// background worker calls it on each tools/list_changed of the upstream.
+// background worker calls it on each tools/list_changed of the upstream. When the listing fails the
+// served tools stay as they were; when only the Guard refuses the steps (a strict-mode conflict), the new
+// tools are served and checked anyway, and the error says the registration failed.
 func (g *Gateway) Sync(ctx context.Context) error {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
