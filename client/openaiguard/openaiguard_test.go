@@ -24,14 +24,17 @@ type engineChecker struct {
 	e      *guard.Engine
 	mu     sync.Mutex
 	stages []string // "pre:<input JSON>" / "post:<output>"
+	quiet  bool     // record nothing (benchmarks)
 }
 
 func (c *engineChecker) CheckStep(ctx context.Context, step *guard.Step, stage guard.Stage) error {
 	c.mu.Lock()
-	if stage == guard.StagePre {
+	switch {
+	case c.quiet:
+	case stage == guard.StagePre:
 		b, _ := json.Marshal(step.Input)
 		c.stages = append(c.stages, "pre:"+string(b))
-	} else {
+	default:
 		c.stages = append(c.stages, fmt.Sprintf("post:%v", step.Output))
 	}
 	c.mu.Unlock()
@@ -51,7 +54,7 @@ func (c *engineChecker) seen() []string {
 	return append([]string(nil), c.stages...)
 }
 
-func newChecker(t *testing.T) *engineChecker {
+func newChecker(t testing.TB) *engineChecker {
 	t.Helper()
 	mk := func(id int64, name, path, pattern string, stage guard.Stage, dec guard.Decision) guard.Control {
 		d := guard.ControlData{Enabled: true, Execution: guard.ExecutionSDK,
