@@ -51,3 +51,30 @@ func BenchmarkChatCompletion(b *testing.B) {
 		run(b, option.WithMiddleware(openaiguard.Middleware(chk)))
 	})
 }
+
+// BenchmarkMiddleware measures the middleware alone around a next that answers a canned completion: read
+// and decode the request's messages, the pre check, decode the answer's content, the post check.
+func BenchmarkMiddleware(b *testing.B) {
+	reqBody := []byte(`{"model":"m","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"What is the capital of France? Answer in one sentence, please."}]}`)
+	resBody := []byte(`{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Paris is the capital of France."}}]}`)
+	next := func(r *http.Request) (*http.Response, error) {
+		h := http.Header{}
+		h.Set("Content-Type", "application/json")
+		return &http.Response{StatusCode: http.StatusOK, Header: h, Body: io.NopCloser(bytes.NewReader(resBody)), Request: r}, nil
+	}
+	chk := newChecker(b)
+	chk.quiet = true
+	mw := openaiguard.Middleware(chk)
+	b.ReportAllocs()
+	for b.Loop() {
+		req, err := http.NewRequest(http.MethodPost, "http://api.invalid/v1/chat/completions", bytes.NewReader(reqBody))
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := mw(req, next)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = res.Body.Close()
+	}
+}
