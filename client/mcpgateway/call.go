@@ -17,12 +17,12 @@ import (
 // toolHandler returns the handler of one upstream tool: check at pre, forward, check at post.
 func (g *Gateway) toolHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return g.callTool(ctx, name, req.Params)
+		return g.callTool(ctx, req.Session, name, req.Params)
 	}
 }
 
 // callTool checks and forwards one tools/call.
-func (g *Gateway) callTool(ctx context.Context, name string, p *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
+func (g *Gateway) callTool(ctx context.Context, ss *mcp.ServerSession, name string, p *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
 	g.inflight.Add(1)
 	defer g.inflight.Done()
 	select {
@@ -48,6 +48,11 @@ func (g *Gateway) callTool(ctx context.Context, name string, p *mcp.CallToolPara
 	fwd := &mcp.CallToolParams{Meta: p.Meta, Name: name, InputResponses: p.InputResponses, RequestState: p.RequestState}
 	if len(p.Arguments) > 0 {
 		fwd.Arguments = p.Arguments // as the client sent them, byte for byte
+	}
+	if tok := p.GetProgressToken(); tok != nil && ss != nil {
+		var done func()
+		fwd.Meta, done = g.trackProgress(fwd.Meta, ss, tok)
+		defer done()
 	}
 	res, err := g.up.CallTool(callCtx, fwd)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,6 +53,9 @@ type Gateway struct {
 	gd    Guard         // set once by Server
 	sync  chan struct{} // a pending tools/list_changed (capacity 1: notifications coalesce)
 
+	progress    sync.Map     // gateway progress token (string) -> progressTarget, while the call runs
+	progressSeq atomic.Int64 // numbers the gateway's progress tokens
+
 	inflight sync.WaitGroup // tool calls and passed-through requests being served
 	done     chan struct{}  // closed when the upstream connection ended
 	doneErr  error          // why it ended (set before done is closed)
@@ -79,6 +83,8 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 			default: // a sync is already pending; it will see this change too
 			}
 		},
+		// Progress of a forwarded call goes back to the client that made it.
+		ProgressNotificationHandler: g.onProgress,
 	})
 	up, err := c.Connect(ctx, t, nil)
 	if err != nil {

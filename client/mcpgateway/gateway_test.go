@@ -3,6 +3,7 @@ package mcpgateway_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -106,6 +107,16 @@ func newUpstream() *upstream {
 		hit("slow-cancelled")
 		return nil, nil, ctx.Err()
 	})
+	mcp.AddTool(u.srv, &mcp.Tool{Name: "progress"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		hit("progress")
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			for i := 1; i <= 2; i++ {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 2,
+					Message: fmt.Sprintf("step %d", i)})
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
 	u.srv.AddPrompt(&mcp.Prompt{Name: "hello"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi there"}}}}, nil
 	})
@@ -126,6 +137,9 @@ type rig struct {
 	cs      *mcp.ClientSession
 	guard   *fakeGuard
 	changed chan struct{}
+
+	progressMu sync.Mutex
+	progress   []mcp.ProgressNotificationParams // received by the client, in order
 }
 
 func newRig(t testing.TB, opts mcpgateway.Options) *rig {
@@ -152,6 +166,11 @@ func newRig(t testing.TB, opts mcpgateway.Options) *rig {
 			case r.changed <- struct{}{}:
 			default:
 			}
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			r.progressMu.Lock()
+			r.progress = append(r.progress, *req.Params)
+			r.progressMu.Unlock()
 		},
 	})
 	if r.cs, err = cl.Connect(ctx, c1, nil); err != nil {
@@ -183,8 +202,8 @@ func TestSteps(t *testing.T) {
 	for _, s := range steps {
 		byName[s.Name] = s
 	}
-	if len(steps) != 4 {
-		t.Fatalf("steps = %+v, want the 4 tools", steps)
+	if len(steps) != 5 {
+		t.Fatalf("steps = %+v, want the 5 tools", steps)
 	}
 	echo := byName["echo"]
 	props, _ := echo.InputSchema["properties"].(map[string]any)
@@ -404,6 +423,28 @@ func TestCallTimeout(t *testing.T) {
 	res, err := r.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "after"}})
 	if err != nil || !strings.HasPrefix(text(res), "echo: after") {
 		t.Fatalf("a call after the timeout = %+v, %v", res, err)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	r := newRig(t, mcpgateway.Options{})
+	params := &mcp.CallToolParams{Name: "progress"}
+	params.SetProgressToken("client-7")
+	res, err := r.cs.CallTool(context.Background(), params)
+	if err != nil || text(res) != "done" {
+		t.Fatalf("CallTool = %+v, %v", res, err)
+	}
+	waitFor(t, "the progress notifications", func() bool {
+		r.progressMu.Lock()
+		defer r.progressMu.Unlock()
+		return len(r.progress) == 2
+	})
+	r.progressMu.Lock()
+	defer r.progressMu.Unlock()
+	for i, p := range r.progress {
+		if p.ProgressToken != "client-7" || p.Progress != float64(i+1) || p.Message != fmt.Sprintf("step %d", i+1) {
+			t.Fatalf("progress %d = %+v, want the client's token and the upstream's progress", i, p)
+		}
 	}
 }
 
