@@ -509,6 +509,20 @@ func TestMCPGatewayBadUpstreams(t *testing.T) {
 		waitFor(t, "the upstream process to be gone", func() bool { return syscall.Kill(pid, 0) != nil })
 	})
 
+	t.Run("SIGTERM: the gateway exits 0 and stops its upstream", func(t *testing.T) {
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		g := startGateway(t, "--agent", "bad", "--controls", file, "--", upstream, "--pid-file", pidFile)
+		pid := readPID(t, pidFile)
+		if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		_ = g.cs.Wait() // the gateway closes its side
+		if err := g.close(); err != nil {
+			t.Fatalf("gateway exit after SIGTERM: %v\n%s", err, g.stderr)
+		}
+		waitFor(t, "the upstream process to be gone", func() bool { return syscall.Kill(pid, 0) != nil })
+	})
+
 	t.Run("an upstream that does not start", func(t *testing.T) {
 		out, err := runBin(buildServer(t), nil, "mcp", "--agent", "bad", "--controls", file, "--", filepath.Join(t.TempDir(), "no-such-server"))
 		if err == nil || !strings.Contains(out, "connect to the upstream MCP server") {
