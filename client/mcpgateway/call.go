@@ -1,0 +1,149 @@
+package mcpgateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/guardrail-control/guard"
+)
+
+// toolHandler returns the handler of one upstream tool: check at pre, forward, check at post.
+func (g *Gateway) toolHandler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return g.callTool(ctx, req.Session, name, req.Params)
+	}
+}
+
+// callTool checks and forwards one tools/call.
+func (g *Gateway) callTool(ctx context.Context, ss *mcp.ServerSession, name string, p *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
+	g.inflight.Add(1)
+	defer g.inflight.Done()
+	select {
+	case <-g.done:
+		return nil, g.upstreamError(ctx, "tools/call", name, mcp.ErrConnectionClosed)
+	default:
+	}
+	args, err := decodeArguments(p.Arguments)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: arguments must be a JSON object"}
+	}
+	step := guard.Step{Type: StepType, Name: name, Input: args}
+	if res, err := g.check(ctx, &step, guard.StagePre); res != nil || err != nil {
+		return res, err
+	}
+
+	callCtx := ctx
+	if g.opts.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, g.opts.CallTimeout)
+		defer cancel()
+	}
+	fwd := &mcp.CallToolParams{Meta: p.Meta, Name: name, InputResponses: p.InputResponses, RequestState: p.RequestState}
+	if len(p.Arguments) > 0 {
+		fwd.Arguments = p.Arguments // as the client sent them, byte for byte
+	}
+	if tok := p.GetProgressToken(); tok != nil && ss != nil {
+		var done func()
+		fwd.Meta, done = g.trackProgress(fwd.Meta, ss, tok)
+		defer done()
+	}
+	res, err := g.up.CallTool(callCtx, fwd)
+	if err != nil {
+		return nil, g.upstreamError(callCtx, "tools/call", name, err)
+	}
+
+	if step.Output, err = StepOutput(res); err != nil {
+		g.log.Warn("upstream tool result cannot be checked; withholding it", zap.String("tool", name), zap.Error(err))
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("upstream tool %q returned structured content that is not JSON", name)}
+	}
+	if blocked, err := g.check(ctx, &step, guard.StagePost); blocked != nil || err != nil {
+		return blocked, err
+	}
+	return res, nil
+}
+
+// check evaluates one stage. It returns (nil, nil) to proceed, a tool error result for a deny or a steer,
+// and an MCP error when the evaluation itself failed (the call is then not forwarded, or its result is
+// withheld: guard fails closed on its own errors, as Protect does).
+func (g *Gateway) check(ctx context.Context, step *guard.Step, stage guard.Stage) (*mcp.CallToolResult, error) {
+	err := g.gd.CheckStep(ctx, step, stage)
+	if err == nil {
+		return nil, nil
+	}
+	if res := BlockedResult(stage, err); res != nil {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	g.log.Warn("guard evaluation failed", zap.String("tool", step.Name), zap.String("stage", string(stage)), zap.Error(err))
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+		Message: fmt.Sprintf("guard could not evaluate the %s stage of tool %q; the call was stopped", stage, step.Name)}
+}
+
+// decodeArguments turns the raw arguments into the step input: a JSON object (an empty one when the
+// client sent none).
+func decodeArguments(raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+// upstreamError turns a failed upstream request into the MCP error the client gets: the upstream's own
+// JSON-RPC error as it is, a clear message for a timeout, a cancellation or a vanished upstream.
+func (g *Gateway) upstreamError(ctx context.Context, method, tool string, err error) error {
+	what := method
+	if tool != "" {
+		what = fmt.Sprintf("%s %q", method, tool)
+	}
+	var je *jsonrpc.Error
+	switch {
+	case errors.As(err, &je):
+		return je
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) && g.opts.CallTimeout > 0:
+		g.log.Warn("upstream request timed out", zap.String("method", method), zap.String("tool", tool),
+			zap.Duration("timeout", g.opts.CallTimeout))
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("upstream MCP server did not answer %s within %s (the gateway's call timeout)", what, g.opts.CallTimeout)}
+	case ctx.Err() != nil:
+		return ctx.Err() // the client cancelled the request: the SDK answers nothing
+	case errors.Is(err, mcp.ErrConnectionClosed) || g.goneSoon():
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("%s (it exited, closed the connection or stopped speaking JSON-RPC) during %s: %v", errUpstreamGone, what, err)}
+	default:
+		g.log.Warn("upstream request failed", zap.String("method", method), zap.String("tool", tool), zap.Error(err))
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream MCP server failed %s: %v", what, err)}
+	}
+}
+
+// goneGrace is how long a failed request waits to learn whether the upstream connection is ending: a
+// broken stream fails the requests in flight a moment before the session reports its end.
+const goneGrace = time.Second
+
+// goneSoon reports whether the upstream connection ends within goneGrace.
+func (g *Gateway) goneSoon() bool {
+	t := time.NewTimer(goneGrace)
+	defer t.Stop()
+	select {
+	case <-g.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}

@@ -1,0 +1,26 @@
+// Package mcpgateway puts guard's controls in front of an MCP server without a line of code in the agent:
+// the gateway speaks MCP to the client (a coding assistant, a desktop assistant, an agent framework) on one
+// side and to the real server (the upstream) on the other, and checks every tool call on the way.
+//
+// The mapping is the one guard's concepts were made for:
+//
+//   - each tool of the upstream is a step of type "tool" whose name is the tool's name; its input schema is
+//     the step's input_schema (and its output schema, when it has one, the step's output_schema). The agent
+//     is registered with these steps at start, and again whenever the upstream announces
+//     notifications/tools/list_changed.
+//   - a tools/call is checked at stage pre with the call's arguments object as the step input. A deny is
+//     answered with a tool error result (isError true) naming the control and its message, and the call is
+//     never forwarded; a steer is answered the same way with the steering message and the required actions,
+//     so that the model can correct the call and retry. Anything else forwards the call.
+//   - the upstream's result is checked at stage post with the step output described at StepOutput
+//     (structuredContent when present, else the text content joined with newlines). A deny or a steer
+//     withholds the result and answers with a tool error result as at pre.
+//
+// Resources, resource templates, prompts and completions pass through untouched: the gateway forwards those
+// requests to the upstream and returns its answers as they are. They are not checked.
+//
+// The gateway is transport-agnostic: Connect takes the upstream's mcp.Transport (a command over stdio, a
+// Streamable HTTP endpoint, an in-memory pipe) and Server returns an *mcp.Server to run on any downstream
+// transport. The Guard is what decides: AgentGuard for an agent of the guard server (client.Init, with its
+// refresh, fail-open snapshot and in-process evaluation), LocalGuard for a controls file and no server.
+package mcpgateway

@@ -1,0 +1,160 @@
+package mcpgateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/guardrail-control/guard"
+)
+
+// StepType is the step type of every tool call the gateway checks.
+const StepType = "tool"
+
+// Guard decides on the steps of the gateway and keeps the agent's registration in sync with the upstream's
+// tools. AgentGuard and LocalGuard are the two implementations.
+type Guard interface {
+	// CheckStep evaluates one stage of a step: nil to proceed, *guard.ControlViolationError for a deny,
+	// *guard.ControlSteerError for a steer; any other error stops the call with an MCP error.
+	CheckStep(ctx context.Context, step *guard.Step, stage guard.Stage) error
+	// SyncSteps is called with the full list of steps after the upstream's tool list changed.
+	SyncSteps(ctx context.Context, steps []guard.StepSchema) error
+}
+
+// Options configures a Gateway. The zero value is usable.
+type Options struct {
+	// CallTimeout bounds each forwarded tools/call (and each passed-through request); 0 means no bound
+	// beyond the client's own cancellation. A call that runs out answers with an MCP error.
+	CallTimeout time.Duration
+	// Logger receives the gateway's logs (never the MCP channel); nil means none.
+	Logger *zap.Logger
+	// ClientInfo is the implementation the gateway announces to the upstream; default "guard-mcp-gateway".
+	ClientInfo *mcp.Implementation
+}
+
+// Gateway is one connection to an upstream MCP server with the tools it announced. Create it with
+// Connect, serve clients with Server, and Close it when done. It is safe for concurrent use.
+type Gateway struct {
+	opts Options
+	log  *zap.Logger
+	up   *mcp.ClientSession
+
+	syncMu sync.Mutex // serialises Sync
+
+	mu    sync.Mutex
+	tools []*mcp.Tool   // the upstream's tools, in its order
+	srv   *mcp.Server   // set once by Server
+	gd    Guard         // set once by Server
+	sync  chan struct{} // a pending tools/list_changed (capacity 1: notifications coalesce)
+
+	progress    sync.Map     // gateway progress token (string) -> progressTarget, while the call runs
+	progressSeq atomic.Int64 // numbers the gateway's progress tokens
+
+	inflight sync.WaitGroup // tool calls and passed-through requests being served
+	done     chan struct{}  // closed when the upstream connection ended
+	doneErr  error          // why it ended (set before done is closed)
+	stop     chan struct{}  // closed by Close: ends the sync worker
+	closing  sync.Once
+}
+
+// Connect connects to the upstream MCP server over t (mcp.CommandTransport starts the server's process),
+// and lists its tools. ctx bounds the connection and the first listing only.
+func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, error) {
+	g := &Gateway{opts: opts, log: opts.Logger, sync: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{})}
+	if g.log == nil {
+		g.log = zap.NewNop()
+	}
+	info := opts.ClientInfo
+	if info == nil {
+		info = &mcp.Implementation{Name: "guard-mcp-gateway", Version: "1"}
+	}
+	c := mcp.NewClient(info, &mcp.ClientOptions{
+		// The notification is handled outside the connection's goroutine: listing the tools from inside
+		// the handler would wait for an answer the connection cannot read until the handler returns.
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case g.sync <- struct{}{}:
+			default: // a sync is already pending; it will see this change too
+			}
+		},
+		// Progress of a forwarded call goes back to the client that made it.
+		ProgressNotificationHandler: g.onProgress,
+	})
+	up, err := c.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcp gateway: connect to the upstream MCP server: %w", err)
+	}
+	g.up = up
+	tools, err := g.listTools(ctx)
+	if err != nil {
+		_ = up.Close()
+		return nil, fmt.Errorf("mcp gateway: list the upstream's tools: %w", err)
+	}
+	g.tools = tools
+	go func() {
+		err := up.Wait()
+		g.doneErr = err
+		close(g.done)
+	}()
+	go g.syncLoop()
+	return g, nil
+}
+
+// Steps returns one step per upstream tool, in the upstream's order: type "tool", the tool's name,
+// description, input schema and output schema.
+func (g *Gateway) Steps() []guard.StepSchema {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return stepsOf(g.tools)
+}
+
+// Upstream returns the initialize result of the upstream (its name, version, capabilities, instructions).
+func (g *Gateway) Upstream() *mcp.InitializeResult { return g.up.InitializeResult() }
+
+// Done is closed when the connection to the upstream has ended (its process exited, it wrote something
+// that is not JSON-RPC, it closed the stream, or Close was called). Err says why.
+func (g *Gateway) Done() <-chan struct{} { return g.done }
+
+// Err returns why the upstream connection ended, once Done is closed (nil for a clean close).
+func (g *Gateway) Err() error {
+	select {
+	case <-g.done:
+		return g.doneErr
+	default:
+		return nil
+	}
+}
+
+// Drain waits until the calls in flight have answered, or ctx is done.
+func (g *Gateway) Drain(ctx context.Context) {
+	ch := make(chan struct{})
+	go func() {
+		g.inflight.Wait()
+		close(ch)
+	}()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+}
+
+// Close ends the upstream connection: for a command, its stdin is closed and the process is given a few
+// seconds to exit before it is terminated, then killed. Close is idempotent.
+func (g *Gateway) Close() error {
+	var err error
+	g.closing.Do(func() {
+		close(g.stop)
+		err = g.up.Close()
+		<-g.done
+	})
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,143 @@
+package mcpgateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guardrail-control/guard"
+)
+
+// MetaKey is the key of the _meta entry a blocked call's result carries, for clients that act on it
+// programmatically: {"decision", "stage", "control_id", "control_name", "message", "required_actions"}.
+const MetaKey = "guard"
+
+// StepOutput is the step output a tool result is checked with at stage post:
+//
+//   - the result's structuredContent, when it has one (a JSON value: controls select into it, e.g.
+//     output.items.0.url);
+//   - otherwise the text of its text content blocks, joined with "\n" (a string; "" when there is none).
+//
+// Images, audio, resource links and embedded resources are not part of the output. A result with isError
+// true is checked the same way: the model sees it too.
+func StepOutput(res *mcp.CallToolResult) (any, error) {
+	if res == nil {
+		return "", nil
+	}
+	if res.StructuredContent != nil {
+		return jsonValue(res.StructuredContent)
+	}
+	n := 0
+	var one string
+	var b strings.Builder
+	for _, c := range res.Content {
+		t, ok := c.(*mcp.TextContent)
+		if !ok || t == nil {
+			continue
+		}
+		if n == 0 {
+			one = t.Text
+		} else {
+			if n == 1 {
+				b.WriteString(one)
+			}
+			b.WriteByte('\n')
+			b.WriteString(t.Text)
+		}
+		n++
+	}
+	if n <= 1 {
+		return one, nil // the common case: one text block, no copy
+	}
+	return b.String(), nil
+}
+
+// jsonValue returns v as the JSON value selectors work on (string, float64, bool, nil, []any,
+// map[string]any).
+func jsonValue(v any) (any, error) {
+	switch x := v.(type) {
+	case map[string]any, []any, string, float64, bool, nil:
+		return x, nil
+	case json.RawMessage:
+		var out any
+		err := json.Unmarshal(x, &out)
+		return out, err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	err = json.Unmarshal(b, &out)
+	return out, err
+}
+
+// BlockedResult is the tool error result (isError true) a client gets for a call a control denied or
+// steered; nil when err is neither a *guard.ControlViolationError nor a *guard.ControlSteerError.
+//
+// Its text names the control and gives its message, so that the model can tell the user (deny) or correct
+// the call and retry (steer, with the required actions). Its _meta carries the same under MetaKey.
+func BlockedResult(stage guard.Stage, err error) *mcp.CallToolResult {
+	var (
+		v    *guard.ControlViolationError
+		s    *guard.ControlSteerError
+		text strings.Builder
+		meta = map[string]any{"stage": string(stage)}
+	)
+	what := "Tool call"
+	if stage == guard.StagePost {
+		what = "Tool result withheld:"
+	}
+	switch {
+	case errors.As(err, &v):
+		meta["decision"] = string(guard.DecisionDeny)
+		meta["control_id"], meta["control_name"], meta["message"] = v.ControlID, v.ControlName, v.Message
+		if stage == guard.StagePost {
+			fmt.Fprintf(&text, "%s it was blocked by guard control %q", what, v.ControlName)
+		} else {
+			fmt.Fprintf(&text, "%s blocked by guard control %q", what, v.ControlName)
+		}
+		if v.Message != "" {
+			fmt.Fprintf(&text, ": %s", v.Message)
+		} else {
+			text.WriteByte('.')
+		}
+	case errors.As(err, &s):
+		msg := s.SteeringContext.Message
+		if msg == "" {
+			msg = s.Message
+		}
+		actions := s.SteeringContext.RequiredActions
+		if actions == nil {
+			actions = []string{}
+		}
+		meta["decision"] = string(guard.DecisionSteer)
+		meta["control_id"], meta["control_name"], meta["message"], meta["required_actions"] = s.ControlID, s.ControlName, msg, actions
+		if stage == guard.StagePost {
+			fmt.Fprintf(&text, "%s guard control %q steers this call", what, s.ControlName)
+		} else {
+			fmt.Fprintf(&text, "%s steered by guard control %q", what, s.ControlName)
+		}
+		if msg != "" {
+			fmt.Fprintf(&text, ": %s", msg)
+		}
+		if len(actions) > 0 {
+			text.WriteString("\nRequired actions:")
+			for _, a := range actions {
+				text.WriteString("\n- ")
+				text.WriteString(a)
+			}
+		}
+		text.WriteString("\nCorrect the call and try again.")
+	default:
+		return nil
+	}
+	return &mcp.CallToolResult{
+		Meta:    mcp.Meta{MetaKey: meta},
+		Content: []mcp.Content{&mcp.TextContent{Text: text.String()}},
+		IsError: true,
+	}
+}

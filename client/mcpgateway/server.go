@@ -1,0 +1,106 @@
+package mcpgateway
+
+import (
+	"context"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Server returns the MCP server the clients talk to: it serves the upstream's tools, each call checked by
+// gd, and passes resources, resource templates, prompts and completions through to the upstream. Run it
+// on any transport (mcp.StdioTransport, mcp.NewStreamableHTTPHandler, an in-memory pipe); several client
+// sessions may share it and the upstream connection. It is built on the first call; later calls return
+// the same server (gd is then ignored).
+func (g *Gateway) Server(gd Guard) *mcp.Server {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.srv != nil {
+		return g.srv
+	}
+	ir := g.up.InitializeResult()
+	impl := &mcp.Implementation{Name: "guard-mcp-gateway", Version: "1"}
+	var upCaps mcp.ServerCapabilities
+	instructions := ""
+	if ir != nil {
+		if ir.ServerInfo != nil {
+			// The client sees the upstream's name: the gateway stands in for it.
+			impl = ir.ServerInfo
+		}
+		if ir.Capabilities != nil {
+			upCaps = *ir.Capabilities
+		}
+		instructions = ir.Instructions
+	}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	// Passed-through features are announced as the upstream announced them, minus what the gateway does
+	// not forward: list-changed notifications and subscriptions of prompts and resources.
+	if upCaps.Prompts != nil {
+		caps.Prompts = &mcp.PromptCapabilities{}
+	}
+	if upCaps.Resources != nil {
+		caps.Resources = &mcp.ResourceCapabilities{}
+	}
+	if upCaps.Completions != nil {
+		caps.Completions = &mcp.CompletionCapabilities{}
+	}
+	srv := mcp.NewServer(impl, &mcp.ServerOptions{Instructions: instructions, Capabilities: caps})
+	srv.AddReceivingMiddleware(g.passThrough)
+	for _, t := range g.tools {
+		srv.AddTool(t, g.toolHandler(t.Name))
+	}
+	g.srv, g.gd = srv, gd
+	return srv
+}
+
+// passThrough forwards the requests of the features the gateway does not check to the upstream, with
+// their parameters as the client sent them, and returns the upstream's answers as they are.
+func (g *Gateway) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		var res mcp.Result
+		var err error
+		switch r := req.(type) {
+		case *mcp.ListPromptsRequest:
+			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.ListPromptsResult, error) { return g.up.ListPrompts(ctx, r.Params) })
+		case *mcp.GetPromptRequest:
+			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.GetPromptResult, error) { return g.up.GetPrompt(ctx, r.Params) })
+		case *mcp.ListResourcesRequest:
+			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.ListResourcesResult, error) {
+				return g.up.ListResources(ctx, r.Params)
+			})
+		case *mcp.ListResourceTemplatesRequest:
+			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.ListResourceTemplatesResult, error) {
+				return g.up.ListResourceTemplates(ctx, r.Params)
+			})
+		case *mcp.ReadResourceRequest:
+			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+				return g.up.ReadResource(ctx, r.Params)
+			})
+		case *mcp.CompleteRequest:
+			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.CompleteResult, error) { return g.up.Complete(ctx, r.Params) })
+		default:
+			return next(ctx, method, req)
+		}
+		return res, err
+	}
+}
+
+// forward runs one passed-through request with the call timeout and turns a failure into an MCP error.
+// (A nil *R is never returned inside a non-nil mcp.Result.)
+func forward[R mcp.Result](g *Gateway, ctx context.Context, method string, call func(context.Context) (R, error)) (mcp.Result, error) {
+	g.inflight.Add(1)
+	defer g.inflight.Done()
+	if g.opts.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.opts.CallTimeout)
+		defer cancel()
+	}
+	res, err := call(ctx)
+	if err != nil {
+		return nil, g.upstreamError(ctx, method, "", err)
+	}
+	return res, nil
+}
+
+// errUpstreamGone is what calls get once the upstream connection has ended.
+var errUpstreamGone = errors.New("upstream MCP server is gone")

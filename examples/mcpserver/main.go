@@ -1,0 +1,192 @@
+// Command mcpserver is a small MCP server built with the official Go SDK, for the tests and the demos of
+// `guard mcp` (the gateway in client/mcpgateway). It is not part of guard.
+//
+//	mcpserver [--count-file FILE] [--pid-file FILE] [--http ADDR]
+//
+// It speaks MCP over stdio, or over Streamable HTTP with --http (it then prints "listening on
+// http://host:port/mcp" on stdout). With --count-file it appends the name of each tool it runs to FILE,
+// one a line, so that a test can tell which calls reached it.
+//
+// Tools:
+//
+//	echo {text}            text content "echo: <text>"
+//	add {a, b}             structured content {"sum": a+b} (and its JSON as text)
+//	lookup {id}            a customer record as text, with an SSN in it (for output controls)
+//	slow {seconds}         answers after that long
+//	crash                  exits the process with status 3 without answering
+//	garbage                writes a line that is not JSON-RPC on stdout (stdio only)
+//	add_tool {name}        adds a tool of that name (an echo), so the server announces tools/list_changed
+//
+// A prompt "greet" {name} and a resource "mem://readme" are there to show that they pass through.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	countFile := flag.String("count-file", "", "append the name of each tool run to this file")
+	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address instead of stdio")
+	pidFile := flag.String("pid-file", "", "write the process id to this file at start")
+	flag.Parse()
+	if *pidFile != "" {
+		if err := os.WriteFile(*pidFile, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, "mcpserver:", err)
+			os.Exit(1)
+		}
+	}
+	if err := run(*countFile, *httpAddr); err != nil {
+		fmt.Fprintln(os.Stderr, "mcpserver:", err)
+		os.Exit(1)
+	}
+}
+
+// counter appends tool names to the count file.
+type counter struct {
+	mu   sync.Mutex
+	path string
+}
+
+func (c *counter) add(tool string) {
+	if c.path == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, err := os.OpenFile(c.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcpserver: count file:", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, tool)
+}
+
+func run(countFile, httpAddr string) error {
+	cnt := &counter{path: countFile}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "guard-test-mcpserver", Version: "1.0.0"}, nil)
+	addTools(srv, cnt, httpAddr == "")
+	srv.AddPrompt(&mcp.Prompt{Name: "greet", Description: "a greeting", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user",
+				Content: &mcp.TextContent{Text: "Say hello to " + req.Params.Arguments["name"]}}}}, nil
+		})
+	srv.AddResource(&mcp.Resource{URI: "mem://readme", Name: "readme", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain",
+				Text: "the readme of the test server"}}}, nil
+		})
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if httpAddr == "" {
+		return srv.Run(ctx, &mcp.StdioTransport{})
+	}
+	ln, err := net.Listen("tcp", httpAddr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil),
+		ReadHeaderTimeout: 10 * time.Second}
+	fmt.Printf("listening on http://%s/mcp\n", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		_ = hs.Close()
+	}()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+type addIn struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+type addOut struct {
+	Sum float64 `json:"sum"`
+}
+
+type lookupIn struct {
+	ID string `json:"id"`
+}
+
+type slowIn struct {
+	Seconds float64 `json:"seconds"`
+}
+
+type addToolIn struct {
+	Name string `json:"name"`
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func addTools(srv *mcp.Server, cnt *counter, stdio bool) {
+	echo := func(_ context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		cnt.add(req.Params.Name)
+		return text("echo: " + in.Text), nil, nil
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes its text"}, echo)
+	mcp.AddTool(srv, &mcp.Tool{Name: "add", Description: "adds two numbers"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+			cnt.add("add")
+			return nil, addOut{Sum: in.A + in.B}, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "lookup", Description: "looks a customer up"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
+			cnt.add("lookup")
+			return text(fmt.Sprintf("customer %s: Ada Lovelace, SSN 123-45-6789", in.ID)), nil, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "slow", Description: "answers after a while"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+			cnt.add("slow")
+			select {
+			case <-time.After(time.Duration(in.Seconds * float64(time.Second))):
+				return text("done"), nil, nil
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "crash", Description: "exits without answering"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			cnt.add("crash")
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	if stdio {
+		mcp.AddTool(srv, &mcp.Tool{Name: "garbage", Description: "breaks the JSON-RPC stream"},
+			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				cnt.add("garbage")
+				_, _ = os.Stdout.WriteString("this is not JSON-RPC\n")
+				return text("sent"), nil, nil
+			})
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "add_tool", Description: "adds an echo tool of the given name"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addToolIn) (*mcp.CallToolResult, any, error) {
+			cnt.add("add_tool")
+			mcp.AddTool(srv, &mcp.Tool{Name: in.Name, Description: "an echo added at run time"}, echo)
+			b, _ := json.Marshal(in.Name)
+			return text("added " + string(b)), nil, nil
+		})
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/client"
+	"github.com/guardrail-control/guard/client/mcpgateway"
+)
+
+const mcpUsage = `guard mcp --agent NAME [--server URL | --controls FILE] [flags] -- COMMAND [ARGS...]
+       guard mcp --agent NAME [--server URL | --controls FILE] [flags] --upstream URL [--listen ADDR]`
+
+func init() {
+	register(&command{name: "mcp", summary: "run an MCP gateway: check every tool call of an MCP server against the agent's controls",
+		usage: mcpUsage, run: runMCP})
+}
+
+// mcpFlags are the settings of `guard mcp`.
+type mcpFlags struct {
+	agent        string
+	server       string
+	controls     string
+	upstream     string
+	listen       string
+	conflict     string
+	callTimeout  time.Duration
+	refresh      time.Duration
+	remoteEval   bool
+	connectLimit time.Duration
+	command      []string
+}
+
+func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
+	f := &mcpFlags{}
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.agent, "agent", "", "the agent's name (required)")
+	fs.StringVar(&f.server, "server", "", "URL of the guard server (default $GUARD_URL, then http://localhost:8000); the API key is read from $GUARD_API_KEY")
+	fs.StringVar(&f.controls, "controls", "", "controls file (YAML); without --server (and $GUARD_URL): the only source of controls, no server is contacted; with a server: used when it is unreachable at start")
+	fs.StringVar(&f.upstream, "upstream", "", "URL of an upstream MCP server over Streamable HTTP (instead of a COMMAND)")
+	fs.StringVar(&f.listen, "listen", "", "serve MCP over Streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio")
+	fs.StringVar(&f.conflict, "conflict-mode", string(guard.ConflictOverwrite), "initAgent conflict mode: overwrite or strict")
+	fs.DurationVar(&f.callTimeout, "call-timeout", 60*time.Second, "bound on each forwarded request to the upstream (0: none)")
+	fs.DurationVar(&f.refresh, "refresh", client.DefaultRefreshInterval, "how often the controls are refreshed from the server (0: never)")
+	fs.BoolVar(&f.remoteEval, "remote-eval", false, "evaluate the server's controls by POST /evaluation on each call instead of in-process")
+	fs.DurationVar(&f.connectLimit, "connect-timeout", 60*time.Second, "bound on starting the upstream and listing its tools")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s\n", mcpUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	f.command = fs.Args()
+	switch {
+	case f.agent == "":
+		fs.Usage()
+		return nil, errors.New("mcp: --agent is required")
+	case len(f.command) > 0 && f.upstream != "":
+		return nil, errors.New("mcp: give either a COMMAND after -- or --upstream URL, not both")
+	case len(f.command) == 0 && f.upstream == "":
+		fs.Usage()
+		return nil, errors.New("mcp: no upstream: give the MCP server's COMMAND after -- or --upstream URL")
+	case f.conflict != string(guard.ConflictOverwrite) && f.conflict != string(guard.ConflictStrict):
+		return nil, fmt.Errorf("mcp: --conflict-mode must be %q or %q", guard.ConflictOverwrite, guard.ConflictStrict)
+	case f.callTimeout < 0 || f.refresh < 0 || f.connectLimit <= 0:
+		return nil, errors.New("mcp: --call-timeout and --refresh must not be negative, --connect-timeout must be positive")
+	}
+	if _, err := guard.NormalizeAgentName(f.agent); err != nil {
+		return nil, fmt.Errorf("mcp: --agent: %w", err)
+	}
+	return f, nil
+}
+
+// runMCP is `guard mcp`. It returns when the client closes its side (stdio), on SIGINT/SIGTERM, or with
+// an error when the upstream goes away.
+func runMCP(ctx context.Context, env *commandEnv, args []string) error {
+	f, err := parseMCPFlags(args, env.stderr)
+	if err != nil {
+		return err
+	}
+	// stdout is the MCP channel in stdio mode: every log goes to stderr.
+	logger := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(env.stderr), zap.InfoLevel))
+	defer func() { _ = logger.Sync() }()
+
+	var upstream mcp.Transport
+	if len(f.command) > 0 {
+		cmd := exec.Command(f.command[0], f.command[1:]...)
+		cmd.Stderr = env.stderr // the upstream's own logs
+		upstream = &mcp.CommandTransport{Command: cmd}
+	} else {
+		upstream = &mcp.StreamableClientTransport{Endpoint: f.upstream}
+	}
+	cctx, cancel := context.WithTimeout(ctx, f.connectLimit)
+	g, err := mcpgateway.Connect(cctx, upstream, mcpgateway.Options{CallTimeout: f.callTimeout, Logger: logger.Named("mcp_gateway"),
+		ClientInfo: &mcp.Implementation{Name: "guard-mcp-gateway", Version: version}})
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := g.Close(); err != nil {
+			logger.Debug("upstream closed", zap.Error(err))
+		}
+	}()
+
+	if f.server == "" {
+		f.server = env.getenv(client.EnvURL)
+	}
+	gd, closeGuard, err := mcpGuard(ctx, f, g, logger)
+	if err != nil {
+		return err
+	}
+	defer closeGuard()
+	srv := g.Server(gd)
+	logger.Info("mcp gateway ready", zap.String("agent", f.agent), zap.Int("tools", len(g.Steps())))
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	served := make(chan error, 1)
+	if f.listen == "" {
+		go func() { served <- srv.Run(runCtx, stdioTransport(env)) }()
+	} else {
+		if err := serveMCPHTTP(runCtx, f.listen, srv, env.stdout, served); err != nil {
+			return err
+		}
+	}
+	select {
+	case err := <-served:
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("mcp: client connection: %w", err)
+		}
+		return nil // the client closed its side, or a signal
+	case <-g.Done():
+		// Calls in flight have their error already (the connection is closed); let them be written.
+		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		g.Drain(dctx)
+		dcancel()
+		stop()
+		select {
+		case <-served:
+		case <-time.After(5 * time.Second):
+		}
+		why := "it closed the connection"
+		if err := g.Err(); err != nil {
+			why = err.Error()
+		}
+		logger.Error("upstream MCP server is gone; the gateway stops", zap.String("reason", why))
+		return fmt.Errorf("mcp: upstream MCP server is gone (%s)", why)
+	}
+}
+
+// mcpGuard builds the Guard: a local engine over the controls file when there is no server (no --server and
+// no $GUARD_URL), else an agent of the guard server registered with the upstream's tools as steps.
+func mcpGuard(ctx context.Context, f *mcpFlags, g *mcpgateway.Gateway, logger *zap.Logger) (mcpgateway.Guard, func(), error) {
+	if f.controls != "" && f.server == "" {
+		controls, err := client.LoadControlsFile(f.controls, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		lg, err := mcpgateway.NewLocalGuard(controls, nil, logger.Named("mcp_gateway.local"))
+		if err != nil {
+			return nil, nil, err
+		}
+		logger.Info("controls from the file, no server", zap.String("controls_file", f.controls), zap.Int("controls", len(controls)))
+		return lg, func() {}, nil
+	}
+	refresh := f.refresh
+	if refresh == 0 {
+		refresh = client.NoRefresh
+	}
+	info := client.AgentInfo{Name: f.agent, Description: "MCP gateway (guard mcp)",
+		Metadata: map[string]any{"gateway": "mcp", "upstream": upstreamName(g)}}
+	a, err := client.Init(ctx, client.Config{
+		AgentName: info.Name, Description: info.Description, Metadata: info.Metadata,
+		ServerURL: f.server, ControlsFile: f.controls, Steps: g.Steps(), ConflictMode: guard.ConflictMode(f.conflict),
+		LocalServerControls: !f.remoteEval, RefreshInterval: refresh, Logger: logger,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcp: register agent %q: %w", f.agent, err)
+	}
+	info.Name = a.Name()
+	return &mcpgateway.AgentGuard{Agent: a, Info: info, ConflictMode: guard.ConflictMode(f.conflict)}, func() { _ = a.Close() }, nil
+}
+
+func upstreamName(g *mcpgateway.Gateway) string {
+	if ir := g.Upstream(); ir != nil && ir.ServerInfo != nil {
+		return ir.ServerInfo.Name
+	}
+	return ""
+}
+
+// stdioTransport is the client's side in stdio mode: the process's stdin and stdout. When stdin can be
+// closed (it is the process's own), stopping the session closes it, which ends the read in progress.
+func stdioTransport(env *commandEnv) mcp.Transport {
+	r, ok := env.stdin.(io.ReadCloser)
+	if !ok {
+		r = io.NopCloser(env.stdin)
+	}
+	return &mcp.IOTransport{Reader: r, Writer: nopWriteCloser{env.stdout}}
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// serveMCPHTTP serves srv over Streamable HTTP on addr until ctx is done; it prints the address on out.
+// served gets the end of the HTTP server.
+func serveMCPHTTP(ctx context.Context, addr string, srv *mcp.Server, out io.Writer, served chan<- error) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("mcp: --listen: %w", err)
+	}
+	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil),
+		ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(out, "listening on http://%s\n", ln.Addr())
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	go func() {
+		err := hs.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		served <- err
+	}()
+	return nil
+}
