@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -77,16 +78,20 @@ func endEvaluationSpan(sp trace.Span, agent string, step *guard.Step, stage guar
 		attribute.Int(tracing.AttrErrorCount, len(res.Errors)),
 		attribute.Int(tracing.AttrNonMatchCount, len(res.NonMatches)),
 	)
+	// One timestamp (the end of the evaluation, when the durations are known) and one attribute buffer
+	// for every event: the SDK copies the attributes of each.
+	at := trace.WithTimestamp(time.Now())
+	attrs := make([]attribute.KeyValue, 0, 9)
 	for _, list := range [][]guard.ControlResult{res.Matches, res.Errors, res.NonMatches} {
 		for i := range list {
-			sp.AddEvent(tracing.ControlEvent, trace.WithAttributes(controlAttributes(&list[i])...))
+			attrs = appendControlAttributes(attrs[:0], &list[i])
+			sp.AddEvent(tracing.ControlEvent, at, trace.WithAttributes(attrs...))
 		}
 	}
 }
 
-// controlAttributes are the attributes of one control's span event.
-func controlAttributes(cr *guard.ControlResult) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 9)
+// appendControlAttributes appends the attributes of one control's span event to attrs.
+func appendControlAttributes(attrs []attribute.KeyValue, cr *guard.ControlResult) []attribute.KeyValue {
 	attrs = append(attrs,
 		attribute.Int64(tracing.AttrControlID, cr.ControlID),
 		attribute.String(tracing.AttrControlName, cr.ControlName),

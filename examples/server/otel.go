@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
@@ -66,6 +67,10 @@ func startTracing(ctx context.Context, o OTelSettings, version string, logger *z
 	if !o.Enabled() {
 		return nil, func() {}, nil
 	}
+	// Export failures (collector down, refused batch) reach the SDK's global error handler: log them with
+	// the server's logger instead of the standard library's.
+	otelLog := logger.Named("agent_control.otel")
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { otelLog.Warn("OpenTelemetry export", zap.Error(err)) }))
 	tp, err := tracing.NewProvider(ctx, version)
 	if err != nil {
 		return nil, nil, err
