@@ -178,7 +178,7 @@ func TestProtectSpans(t *testing.T) {
 			}
 			attrs := map[string]string{}
 			for _, kv := range root.Attributes() {
-				attrs[string(kv.Key)] = kv.Value.Emit()
+				attrs[string(kv.Key)] = kv.Value.String()
 			}
 			if attrs["guard.agent.name"] != "test-agent" || attrs["guard.step.name"] != "chat" || attrs["guard.outcome"] != tc.wantOutcome || attrs["guard.stage"] != tc.wantStage {
 				t.Fatalf("protect attributes %v", attrs)

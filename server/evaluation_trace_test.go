@@ -67,16 +67,22 @@ func (failingEval) Evaluate(context.Context, *evaluator.Data) (evaluator.Result,
 	return evaluator.Result{}, errors.New("upstream unavailable")
 }
 
-// tracedServer is a server exporting spans over OTLP/HTTP to an in-process receiver, with a "failing"
-// evaluator registered beside the built-in ones.
-func tracedServer(t *testing.T) (*tserver, *sdktrace.TracerProvider, *otlptest.Receiver) {
+// tracedServer is a server exporting spans over OTLP with protocol (http/protobuf or grpc) to an
+// in-process receiver, with a "failing" evaluator registered beside the built-in ones.
+func tracedServer(t *testing.T, protocol string) (*tserver, *sdktrace.TracerProvider, *otlptest.Receiver) {
 	t.Helper()
 	rcv := otlptest.NewReceiver()
+	if protocol == tracing.ProtocolGRPC {
+		var err error
+		if rcv, err = otlptest.NewGRPCReceiver(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Cleanup(rcv.Close)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL())
 	t.Setenv("OTEL_SERVICE_NAME", "")
 	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=test")
-	tp, err := tracing.NewProvider(context.Background(), "test-1.2.3")
+	tp, err := tracing.NewProvider(context.Background(), "test-1.2.3", protocol)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +107,15 @@ func flushedSpans(t *testing.T, tp *sdktrace.TracerProvider, rcv *otlptest.Recei
 
 // TestEvaluationSpanOTLP: with a tracer provider, POST /evaluation exports one server span, child of the
 // incoming traceparent (tracestate kept), with the evaluation's attributes and one span event per
-// evaluated control, decoded by a real OTLP/HTTP receiver.
+// evaluated control, decoded by a real OTLP receiver, over each protocol.
 func TestEvaluationSpanOTLP(t *testing.T) {
-	ts, tp, rcv := tracedServer(t)
+	for _, protocol := range []string{tracing.ProtocolHTTPProtobuf, tracing.ProtocolGRPC} {
+		t.Run(protocol, func(t *testing.T) { testEvaluationSpanOTLP(t, protocol) })
+	}
+}
+
+func testEvaluationSpanOTLP(t *testing.T, protocol string) {
+	ts, tp, rcv := tracedServer(t, protocol)
 	ts.initAgent("bot")
 	// The matching control warns: after a matching deny the engine may skip the remaining controls.
 	warn := ts.createControl("warn-bad", regexData("bad", "warn"))
@@ -217,7 +229,7 @@ func TestEvaluationSpanParents(t *testing.T) {
 		{"not sampled", []string{"traceparent", "00-" + tpTraceID + "-" + tpParentID + "-00"}, "-", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts, tp, rcv := tracedServer(t)
+			ts, tp, rcv := tracedServer(t, tracing.ProtocolHTTPProtobuf)
 			ts.initAgent("bot") // no control: the evaluation span is recorded all the same
 			ts.ok(200, "POST", "/api/v1/evaluation", map[string]any{"agent_name": "bot", "stage": "pre",
 				"step": map[string]any{"type": "llm", "name": "chat", "input": "x"}}, tc.hdr...)
@@ -248,7 +260,7 @@ func TestEvaluationSpanParents(t *testing.T) {
 // TestEvaluationSpanClientError: a refused evaluation is still a span, with its status code and error
 // code; a 4xx does not mark it failed (client mistakes are not server errors).
 func TestEvaluationSpanClientError(t *testing.T) {
-	ts, tp, rcv := tracedServer(t)
+	ts, tp, rcv := tracedServer(t, tracing.ProtocolHTTPProtobuf)
 	ts.expectProblem(404, "AGENT_NOT_FOUND", "POST", "/api/v1/evaluation", map[string]any{"agent_name": "ghost", "stage": "pre",
 		"step": map[string]any{"type": "llm", "name": "chat", "input": "x"}}, "traceparent", tpSampled)
 	ts.expectProblem(422, "VALIDATION_ERROR", "POST", "/api/v1/evaluation", map[string]any{"agent_name": "bot", "stage": "middle"},

@@ -9,6 +9,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator/toxicity"
+	"github.com/guardrail-control/guard/server/tracing"
 )
 
 // Config is the service configuration read from the environment (contract section 7).
@@ -149,7 +150,7 @@ var envVars = []envVar{
 		set: func(c *Config, v string) string { c.Ext.URL = v; return "" }},
 	{name: toxicity.EnvAPIModel, desc: "the model field sent to the moderation service (default: the service's)",
 		set: func(c *Config, v string) string { c.Ext.Model = v; return "" }},
-	{name: "GUARD_OTEL", defText: "on when an OTLP endpoint is set", desc: "export an OpenTelemetry span per evaluation over OTLP/HTTP: true, false, or unset to follow the endpoint (docs/tracing.md)",
+	{name: "GUARD_OTEL", defText: "on when an OTLP endpoint is set", desc: "export an OpenTelemetry span per evaluation over OTLP: true, false, or unset to follow the endpoint (docs/tracing.md)",
 		set: func(c *Config, v string) string {
 			b, err := parseBool(v)
 			if err != nil {
@@ -158,10 +159,10 @@ var envVars = []envVar{
 			c.OTel.Switch = &b
 			return ""
 		}},
-	{name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", aliases: []string{"OTEL_EXPORTER_OTLP_ENDPOINT"}, defText: "http://localhost:4318 (when GUARD_OTEL=true)",
-		desc: "the OTLP/HTTP collector; setting it turns export on. The SDK also reads OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, OTEL_TRACES_SAMPLER",
+	{name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", aliases: []string{"OTEL_EXPORTER_OTLP_ENDPOINT"}, defText: "http://localhost:4318, grpc: 4317 (when GUARD_OTEL=true)",
+		desc: "the OTLP collector; setting it turns export on. The SDK also reads OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, OTEL_TRACES_SAMPLER",
 		set:  setOTLPEndpoint},
-	{name: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", aliases: []string{"OTEL_EXPORTER_OTLP_PROTOCOL"}, def: otlpProtocol, desc: "the OTLP transport: guard exports http/protobuf only",
+	{name: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", aliases: []string{"OTEL_EXPORTER_OTLP_PROTOCOL"}, def: tracing.ProtocolHTTPProtobuf, desc: "the OTLP transport: http/protobuf or grpc",
 		set: func(c *Config, v string) string { c.OTel.Protocol = v; return "" }},
 	{name: "OTEL_SERVICE_NAME", defText: "guard", desc: "service.name of guard's spans (the SDK reads it, and OTEL_RESOURCE_ATTRIBUTES)",
 		set: func(*Config, string) string { return "" }},

@@ -12,9 +12,6 @@ import (
 	"github.com/guardrail-control/guard/server/tracing"
 )
 
-// otlpProtocol is the only OTLP transport guard exports with: the collector's OTLP/HTTP port (4318).
-const otlpProtocol = "http/protobuf"
-
 // OTelSettings is the OpenTelemetry part of Config. The OpenTelemetry SDK reads its own variables
 // (endpoint, headers, timeout, sampler, resource) from the environment; these fields only decide whether
 // export is on and refuse settings guard cannot honour.
@@ -42,11 +39,11 @@ func (o OTelSettings) Enabled() bool {
 }
 
 // check returns what is wrong with settings that turn export on ("" when nothing): the protocol must be
-// http/protobuf. A gRPC protocol set for other components of the environment does not matter while
-// guard's export is off.
+// one the Go SDK implements. An unsupported protocol set for other components of the environment does not
+// matter while guard's export is off.
 func (o OTelSettings) check() string {
-	if o.Enabled() && o.Protocol != otlpProtocol {
-		return "OTEL_EXPORTER_OTLP_PROTOCOL (or OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) must be http/protobuf: guard exports OTLP over HTTP (the collector's port 4318), not gRPC or JSON"
+	if o.Enabled() && o.Protocol != tracing.ProtocolHTTPProtobuf && o.Protocol != tracing.ProtocolGRPC {
+		return "OTEL_EXPORTER_OTLP_PROTOCOL (or OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) must be http/protobuf or grpc (the OpenTelemetry Go SDK has no OTLP JSON exporter)"
 	}
 	return ""
 }
@@ -71,11 +68,11 @@ func startTracing(ctx context.Context, o OTelSettings, version string, logger *z
 	// the server's logger instead of the standard library's.
 	otelLog := logger.Named("agent_control.otel")
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { otelLog.Warn("OpenTelemetry export", zap.Error(err)) }))
-	tp, err := tracing.NewProvider(ctx, version)
+	tp, err := tracing.NewProvider(ctx, version, o.Protocol)
 	if err != nil {
 		return nil, nil, err
 	}
-	fields := []zap.Field{zap.String("protocol", otlpProtocol)}
+	fields := []zap.Field{zap.String("protocol", o.Protocol)}
 	if u, err := url.Parse(o.Endpoint); err == nil && o.Endpoint != "" {
 		fields = append(fields, zap.String("endpoint_host", u.Host)) // never the URL: it may carry credentials
 	}

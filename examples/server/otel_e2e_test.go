@@ -11,18 +11,31 @@ import (
 	"github.com/guardrail-control/guard/server/tracing"
 )
 
-// TestOTelExportE2E runs the binary with OTEL_EXPORTER_OTLP_ENDPOINT pointing at an in-process OTLP/HTTP
+// TestOTelExportE2E runs the binary with OTEL_EXPORTER_OTLP_ENDPOINT pointing at an in-process OTLP
 // receiver: an evaluation sent with a traceparent becomes a guard.evaluation span, child of the caller's
 // span, with a span event per control, and its events carry the caller's trace ids. The batch delay is an
-// hour, so the span arrives only because SIGTERM flushes the exporter.
+// hour, so the span arrives only because SIGTERM flushes the exporter. Over OTLP/HTTP and OTLP/gRPC.
 func TestOTelExportE2E(t *testing.T) {
+	for _, protocol := range []string{tracing.ProtocolHTTPProtobuf, tracing.ProtocolGRPC} {
+		t.Run(protocol, func(t *testing.T) { testOTelExportE2E(t, protocol) })
+	}
+}
+
+func testOTelExportE2E(t *testing.T, protocol string) {
 	rcv := otlptest.NewReceiver()
+	if protocol == tracing.ProtocolGRPC {
+		var err error
+		if rcv, err = otlptest.NewGRPCReceiver(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	defer rcv.Close()
 	const traceID, parentID = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	db := filepath.Join(t.TempDir(), "guard.db")
 	p := startServer(t, map[string]string{
 		"DATABASE_URL":                db,
 		"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL(),
+		"OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
 		"OTEL_SERVICE_NAME":           "guard-e2e",
 		"OTEL_BSP_SCHEDULE_DELAY":     "3600000",
 		"OBSERVABILITY_ENABLED":       "true",

@@ -6,8 +6,8 @@ import (
 )
 
 // TestOTelConfig: export is on with an OTLP endpoint or GUARD_OTEL=true, off by default, with
-// GUARD_OTEL=false or OTEL_SDK_DISABLED=true; a protocol other than http/protobuf stops the start only
-// when export is on; a malformed endpoint stops it naming the variable.
+// GUARD_OTEL=false or OTEL_SDK_DISABLED=true; a protocol other than http/protobuf or grpc stops the start
+// only when export is on; a malformed endpoint stops it naming the variable.
 func TestOTelConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -21,9 +21,10 @@ func TestOTelConfig(t *testing.T) {
 		{"switch on, default endpoint", map[string]string{"GUARD_OTEL": "true"}, true, ""},
 		{"switch off wins over endpoint", map[string]string{"GUARD_OTEL": "false", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, false, ""},
 		{"sdk disabled wins", map[string]string{"GUARD_OTEL": "true", "OTEL_SDK_DISABLED": "true"}, false, ""},
-		{"grpc with export on", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, false, "must be http/protobuf"},
-		{"traces protocol wins", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}, true, ""},
-		{"grpc with export off is no concern", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, false, ""},
+		{"grpc", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, true, ""},
+		{"http/json with export on", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, false, "must be http/protobuf or grpc"},
+		{"traces protocol wins", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"}, true, ""},
+		{"http/json with export off is no concern", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, false, ""},
 		{"malformed endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, false, "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL"},
 		{"malformed switch", map[string]string{"GUARD_OTEL": "maybe"}, false, "GUARD_OTEL must be a boolean"},
 	} {

@@ -1,12 +1,14 @@
-// Package otlptest is a minimal OTLP/HTTP trace receiver for tests: it decodes the official protobuf
-// ExportTraceServiceRequest (go.opentelemetry.io/proto/otlp) posted to /v1/traces, as a collector does,
-// and keeps the spans for assertions.
+// Package otlptest is a minimal OTLP trace receiver for tests, over HTTP (protobuf bodies posted to
+// /v1/traces) or gRPC (the TraceService): it decodes the official ExportTraceServiceRequest
+// (go.opentelemetry.io/proto/otlp), as a collector does, and keeps the spans for assertions.
 package otlptest
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/hex"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -37,27 +40,55 @@ func (s Span) ParentSpanIDHex() string { return hex.EncodeToString(s.GetParentSp
 // Attrs returns the span's attributes as Go values.
 func (s Span) Attrs() map[string]any { return Attributes(s.GetAttributes()) }
 
-// Receiver is an OTLP/HTTP trace receiver on a loopback port.
+// Receiver is an OTLP trace receiver on a loopback port.
 type Receiver struct {
-	srv      *httptest.Server
+	url      string
+	stop     func()
 	mu       sync.Mutex
 	spans    []Span
 	requests int
 	changed  chan struct{}
 }
 
-// NewReceiver starts a receiver; Close stops it.
+// NewReceiver starts an OTLP/HTTP receiver; Close stops it.
 func NewReceiver() *Receiver {
 	r := &Receiver{changed: make(chan struct{}, 1)}
-	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	srv := httptest.NewServer(http.HandlerFunc(r.serve))
+	r.url, r.stop = srv.URL, srv.Close
 	return r
 }
 
+// NewGRPCReceiver starts an OTLP/gRPC receiver (plaintext); Close stops it.
+func NewGRPCReceiver() (*Receiver, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &Receiver{changed: make(chan struct{}, 1)}
+	gs := grpc.NewServer()
+	coltracepb.RegisterTraceServiceServer(gs, traceService{r: r})
+	go func() { _ = gs.Serve(ln) }()
+	r.url, r.stop = "http://"+ln.Addr().String(), gs.Stop
+	return r, nil
+}
+
+// traceService is the gRPC TraceService of a Receiver.
+type traceService struct {
+	coltracepb.UnimplementedTraceServiceServer
+	r *Receiver
+}
+
+// Export keeps the spans of one request.
+func (s traceService) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	s.r.add(req)
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
 // URL is the receiver's base URL, the value of OTEL_EXPORTER_OTLP_ENDPOINT.
-func (r *Receiver) URL() string { return r.srv.URL }
+func (r *Receiver) URL() string { return r.url }
 
 // Close stops the receiver.
-func (r *Receiver) Close() { r.srv.Close() }
+func (r *Receiver) Close() { r.stop() }
 
 // serve answers POST /v1/traces as the OTLP/HTTP specification says: 200 with an
 // ExportTraceServiceResponse, 400 for a body that does not decode.
@@ -90,6 +121,14 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "decode", http.StatusBadRequest)
 		return
 	}
+	r.add(&ex)
+	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(out)
+}
+
+// add keeps the spans of one export request.
+func (r *Receiver) add(ex *coltracepb.ExportTraceServiceRequest) {
 	var got []Span
 	for _, rs := range ex.GetResourceSpans() {
 		res := Attributes(rs.GetResource().GetAttributes())
@@ -107,9 +146,6 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	case r.changed <- struct{}{}:
 	default:
 	}
-	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
 }
 
 // Spans returns the spans received so far.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -16,16 +17,34 @@ const TracerName = "github.com/guardrail-control/guard/server"
 // DefaultServiceName is service.name when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES names one.
 const DefaultServiceName = "guard"
 
-// NewProvider returns a tracer provider that exports spans in batches over OTLP/HTTP (protobuf). The
-// OpenTelemetry SDK reads its configuration from the environment itself, as every OTel component does:
-// OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, _HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE, OTEL_TRACES_SAMPLER
-// (default parentbased_always_on), OTEL_BSP_* and OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES, which
-// win over guard's defaults (service.name guard, service.version version).
+// OTLP protocols (OTEL_EXPORTER_OTLP_PROTOCOL): the two the Go SDK implements. http/json is not one.
+const (
+	ProtocolHTTPProtobuf = "http/protobuf"
+	ProtocolGRPC         = "grpc"
+)
+
+// NewProvider returns a tracer provider that exports spans in batches over OTLP, with protocol
+// ProtocolHTTPProtobuf (the default of the OTel specification, port 4318) or ProtocolGRPC (port 4317).
+// The OpenTelemetry SDK reads the rest of its configuration from the environment itself, as every OTel
+// component does: OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, _HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE,
+// _INSECURE (gRPC), OTEL_TRACES_SAMPLER (default parentbased_always_on), OTEL_BSP_* and
+// OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES, which win over guard's defaults (service.name guard,
+// service.version version).
 //
 // Creating the exporter does not connect: an unreachable collector costs dropped spans and an error
-// logged by the SDK, never a failed evaluation. Shut the provider down to flush the last batch.
-func NewProvider(ctx context.Context, version string) (*sdktrace.TracerProvider, error) {
-	exp, err := otlptracehttp.New(ctx)
+// reported to the SDK's error handler, never a failed evaluation. Shut the provider down to flush the
+// last batch.
+func NewProvider(ctx context.Context, version, protocol string) (*sdktrace.TracerProvider, error) {
+	var exp sdktrace.SpanExporter
+	var err error
+	switch protocol {
+	case ProtocolHTTPProtobuf, "":
+		exp, err = otlptracehttp.New(ctx)
+	case ProtocolGRPC:
+		exp, err = otlptracegrpc.New(ctx)
+	default:
+		return nil, fmt.Errorf("OTLP protocol %q: guard exports %s or %s", protocol, ProtocolHTTPProtobuf, ProtocolGRPC)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
