@@ -48,11 +48,15 @@ func (o OTelSettings) check() string {
 	return ""
 }
 
-// setOTLPEndpoint checks the form of an endpoint: the SDK would otherwise drop every span silently.
+// setOTLPEndpoint checks the form of an endpoint: the SDK would otherwise drop every span, logging one
+// error per batch.
 func setOTLPEndpoint(c *Config, v string) string {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "an http:// or https:// URL"
+	}
+	if u.User != nil { // the SDK's export errors quote the URL: credentials belong in the headers variable
+		return "a URL without credentials (put them in OTEL_EXPORTER_OTLP_HEADERS)"
 	}
 	c.OTel.Endpoint = v
 	return ""

@@ -26,6 +26,7 @@ func TestOTelConfig(t *testing.T) {
 		{"traces protocol wins", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"}, true, ""},
 		{"http/json with export off is no concern", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, false, ""},
 		{"malformed endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, false, "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL"},
+		{"credentials in the endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://user:secret@collector:4318"}, false, "must be a URL without credentials"},
 		{"malformed switch", map[string]string{"GUARD_OTEL": "maybe"}, false, "GUARD_OTEL must be a boolean"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
