@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/guardrail-control/guard"
@@ -27,7 +28,8 @@ type Agent struct {
 	logRefresh *zap.Logger // agent_control.refresh
 	logProtect *zap.Logger // agent_control.protect
 
-	events *eventSink // nil when observability is off
+	events *eventSink   // nil when observability is off
+	tracer trace.Tracer // nil without Config.TracerProvider: no spans
 
 	refreshMu  sync.Mutex  // serialises refreshes; guards etag and failing
 	registered atomic.Bool // initAgent succeeded (written under refreshMu)
@@ -73,6 +75,9 @@ func Init(ctx context.Context, cfg Config) (*Agent, error) {
 	a.log = a.base.Named("client")
 	a.logRefresh = a.base.Named("refresh")
 	a.logProtect = a.base.Named("protect")
+	if s.TracerProvider != nil {
+		a.tracer = s.TracerProvider.Tracer(tracerName)
+	}
 	hc := s.HTTPClient
 	if hc == nil {
 		tr, _ := http.DefaultTransport.(*http.Transport)

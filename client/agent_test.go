@@ -525,7 +525,7 @@ func TestEventsOfOneEvaluation(t *testing.T) {
 		NonMatches: []guard.ControlResult{{ControlExecutionID: "e3", ControlID: 3, ControlName: "n", Action: guard.DecisionWarn}},
 	}
 	s.add(evalRecord{res: res, agent: "ag", stepType: "tool", stepName: "search", stage: guard.StagePost,
-		tr: trace{"t1", "s1"}, policy: "gold", at: at})
+		tr: traceIDs{"t1", "s1"}, policy: "gold", at: at})
 	s.add(evalRecord{res: &guard.Result{NonMatches: res.NonMatches}, agent: "ag", stepType: "tool", stepName: "search",
 		stage: guard.StagePre, at: at})
 	s.close()

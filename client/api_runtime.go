@@ -52,7 +52,8 @@ type StatsResponse = guard.StatsReport
 type ControlStatsResponse = guard.ControlStatsReport
 
 // Evaluate asks the server to evaluate step at stage against the agent's server controls
-// (POST /evaluation). Trace and span ids set on ctx with WithTrace are sent as X-Trace-Id and X-Span-Id.
+// (POST /evaluation). Trace and span ids set on ctx with WithTrace are sent as X-Trace-Id and X-Span-Id;
+// an OpenTelemetry span in ctx is sent as traceparent (every request of the client does so).
 func (c *HTTPClient) Evaluate(ctx context.Context, agentName string, step guard.Step, stage guard.Stage) (*guard.Result, error) {
 	body := struct {
 		AgentName string      `json:"agent_name"`
@@ -60,7 +61,7 @@ func (c *HTTPClient) Evaluate(ctx context.Context, agentName string, step guard.
 		Stage     guard.Stage `json:"stage"`
 	}{agentName, step, stage}
 	cl := call{method: http.MethodPost, path: "/evaluation", in: body}
-	if tr, ok := ctx.Value(traceKey{}).(trace); ok {
+	if tr, ok := ctx.Value(traceKey{}).(traceIDs); ok {
 		cl.header = http.Header{}
 		if tr.traceID != "" {
 			cl.header.Set("X-Trace-Id", tr.traceID)
@@ -144,15 +145,17 @@ func (c *HTTPClient) ControlStats(ctx context.Context, controlID int64, agentNam
 	return out, err
 }
 
-// trace carries the trace and span ids of a step.
-type trace struct{ traceID, spanID string }
+// traceIDs carries the trace and span ids of a step.
+type traceIDs struct{ traceID, spanID string }
 
 type traceKey struct{}
 
 // WithTrace returns a context carrying a trace id and a span id. Protect copies them into the events it
-// records and Evaluate sends them as X-Trace-Id and X-Span-Id.
+// records and Evaluate sends them as X-Trace-Id and X-Span-Id. Applications that use OpenTelemetry need
+// not call it: the span of the context is propagated (traceparent) and its ids go into the events; ids
+// given with WithTrace win over it in events, as X-Trace-Id wins on the server.
 func WithTrace(ctx context.Context, traceID, spanID string) context.Context {
-	return context.WithValue(ctx, traceKey{}, trace{traceID, spanID})
+	return context.WithValue(ctx, traceKey{}, traceIDs{traceID, spanID})
 }
 
 type stepContextKey struct{}

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/guardrail-control/guard"
 )
 
@@ -87,6 +90,17 @@ func BenchmarkProtect(b *testing.B) {
 		f.discardEvents = true
 		cfg := testConfig(srv.URL)
 		cfg.Observability = Bool(true)
+		a := benchAgent(b, cfg)
+		benchProtect(b, Protect(a, echo, StepName("chat")))
+	})
+	b.Run("inprocess+spans", func(b *testing.B) {
+		// Config.TracerProvider: guard.protect, two guard.check and guard.call spans per call, batched to
+		// an exporter that drops them.
+		_, srv := newFakeAPI(b, benchControls(guard.ExecutionSDK)...)
+		cfg := testConfig(srv.URL)
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+		b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+		cfg.TracerProvider = tp
 		a := benchAgent(b, cfg)
 		benchProtect(b, Protect(a, echo, StepName("chat")))
 	})

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/guardrail-control/guard"
@@ -98,6 +99,13 @@ type Config struct {
 	// or after this long (default 5 s).
 	EventBatchSize     int
 	EventFlushInterval time.Duration
+
+	// TracerProvider, when set, makes Protect record OpenTelemetry spans: guard.protect around each
+	// protected call, with children guard.check (stages pre and post) and guard.call (the function, whose
+	// context carries it, so the application's own spans nest inside). Nil records none and costs
+	// nothing; pass otel.GetTracerProvider() to use the application's global provider. The trace context
+	// of the caller's ctx is sent to the server whatever this says.
+	TracerProvider trace.TracerProvider
 }
 
 // LogConfig holds the logging switches of contract section 8. A nil field takes its environment variable

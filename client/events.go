@@ -49,7 +49,7 @@ type evalRecord struct {
 	stepType string
 	stepName string
 	stage    guard.Stage
-	tr       trace
+	tr       traceIDs
 	policy   string
 	at       time.Time
 }

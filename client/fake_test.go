@@ -23,6 +23,7 @@ type fakeAPI struct {
 	initStatus  int // non-zero: initAgent answers this problem status
 	evalResult  *guard.Result
 	evalCalls   int
+	evalTraces  []string // the traceparent header of each /evaluation request
 	events      []guard.Event
 	gets        int
 	notModified int
@@ -76,6 +77,7 @@ func newFakeAPI(t testing.TB, controls ...guard.AgentControl) (*fakeAPI, *httpte
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.evalCalls++
+		f.evalTraces = append(f.evalTraces, r.Header.Get("traceparent"))
 		res := f.evalResult
 		if res == nil {
 			res = &guard.Result{IsSafe: true, Decision: guard.DecisionAllow, Confidence: 1,

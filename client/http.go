@@ -161,6 +161,7 @@ func (c *HTTPClient) do(ctx context.Context, cl call) (*http.Response, error) {
 			req.Header.Add(k, v)
 		}
 	}
+	injectTraceContext(ctx, req.Header)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.agentUA)
 	if body != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/guardrail-control/guard"
@@ -16,12 +17,8 @@ func (a *Agent) observe(ctx context.Context, step *guard.Step, stage guard.Stage
 	if !inProcess || a.events == nil {
 		return
 	}
-	var tr trace
-	if t, ok := ctx.Value(traceKey{}).(trace); ok {
-		tr = t
-	}
 	a.events.add(evalRecord{res: res, agent: a.name, stepType: step.Type, stepName: step.Name, stage: stage,
-		tr: tr, policy: cfg.policy, at: time.Now()})
+		tr: traceOf(ctx), policy: cfg.policy, at: time.Now()})
 }
 
 // logResult writes the per-control logs of one evaluation.
@@ -75,45 +72,58 @@ func (a *Agent) fields(step *guard.Step, stage guard.Stage, cfg *protectConfig, 
 	return f
 }
 
-// span logs the start and the end of one protected call (log_span_start, log_span_end, debug level).
+// span logs the start and the end of one protected call (log_span_start, log_span_end, debug level) and,
+// with a tracer, is the guard.protect OpenTelemetry span.
 type span struct {
 	a     *Agent
 	cfg   *protectConfig
 	start time.Time
 	on    bool
+	otel  trace.Span // nil without a tracer
 }
 
-func (a *Agent) startSpan(cfg *protectConfig) span {
+// startSpan starts the span of one protected call; ctx is returned with the OpenTelemetry span in it.
+func (a *Agent) startSpan(ctx context.Context, cfg *protectConfig) (context.Context, span) {
+	var sp span
+	if a.tracer != nil {
+		ctx, sp.otel = a.startProtectSpan(ctx, cfg)
+	}
 	sw := a.s.log
 	if !sw.spanStart && !sw.spanEnd {
-		return span{}
+		return ctx, sp
 	}
 	if !a.logProtect.Core().Enabled(zap.DebugLevel) {
-		return span{}
+		return ctx, sp
 	}
-	sp := span{a: a, cfg: cfg, start: time.Now(), on: true}
+	sp.a, sp.cfg, sp.start, sp.on = a, cfg, time.Now(), true
 	if sw.spanStart {
 		a.logProtect.Debug("step started", zap.String("agent", a.name), zap.String("step_type", cfg.stepType),
 			zap.String("step_name", cfg.stepName))
 	}
-	return sp
+	return ctx, sp
 }
 
 func (sp span) end(stage guard.Stage, err error) {
+	if sp.otel != nil {
+		endOTelSpan(sp.otel, stage, err)
+	}
 	if !sp.on || !sp.a.s.log.spanEnd {
 		return
 	}
-	outcome := "ok"
-	switch {
-	case isDeny(err):
-		outcome = "denied"
-	case err != nil:
-		outcome = "error"
-	}
-	if steerErr(err) {
-		outcome = "steered"
-	}
 	sp.a.logProtect.Debug("step ended", zap.String("agent", sp.a.name), zap.String("step_type", sp.cfg.stepType),
-		zap.String("step_name", sp.cfg.stepName), zap.String("stage", string(stage)), zap.String("outcome", outcome),
+		zap.String("step_name", sp.cfg.stepName), zap.String("stage", string(stage)), zap.String("outcome", outcome(err)),
 		zap.Duration("duration", time.Since(sp.start)))
+}
+
+// outcome names how a protected call or a stage ended: ok, denied, steered or error.
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case steerErr(err):
+		return "steered"
+	case isDeny(err):
+		return "denied"
+	}
+	return "error"
 }

@@ -48,7 +48,8 @@ func Policy(label string) ProtectOption { return func(c *protectConfig) { c.poli
 //
 // In and Out are turned into JSON values for selectors (input.query, output.0.text): strings, numbers,
 // booleans, map[string]any and []any directly, anything else through encoding/json (so json tags apply).
-// Context metadata for selectors (context.user_role) comes from WithStepContext, trace ids from WithTrace.
+// Context metadata for selectors (context.user_role) comes from WithStepContext, trace ids from WithTrace
+// or the OpenTelemetry span of ctx (Config.TracerProvider adds guard's own spans).
 func Protect[In, Out any](a *Agent, fn func(context.Context, In) (Out, error), opts ...ProtectOption) func(context.Context, In) (Out, error) {
 	cfg := protectConfig{stepType: DefaultStepType}
 	for _, o := range opts {
@@ -59,7 +60,7 @@ func Protect[In, Out any](a *Agent, fn func(context.Context, In) (Out, error), o
 	}
 	return func(ctx context.Context, in In) (Out, error) {
 		var zero Out
-		sp := a.startSpan(&cfg)
+		ctx, sp := a.startSpan(ctx, &cfg)
 		input, err := toJSONValue(in)
 		if err != nil {
 			err = fmt.Errorf("guard client: step %q: input %w", cfg.stepName, err)
@@ -70,11 +71,11 @@ func Protect[In, Out any](a *Agent, fn func(context.Context, In) (Out, error), o
 		if m, ok := ctx.Value(stepContextKey{}).(map[string]any); ok {
 			step.Context = m
 		}
-		if err := a.check(ctx, &step, guard.StagePre, &cfg); err != nil {
+		if err := a.checkStage(ctx, &step, guard.StagePre, &cfg); err != nil {
 			sp.end(guard.StagePre, err)
 			return zero, err
 		}
-		out, err := fn(ctx, in)
+		out, err := callFn(ctx, a, fn, in)
 		if err != nil {
 			sp.end(guard.StagePost, err)
 			return out, err
@@ -84,7 +85,7 @@ func Protect[In, Out any](a *Agent, fn func(context.Context, In) (Out, error), o
 			sp.end(guard.StagePost, err)
 			return zero, err
 		}
-		if err := a.check(ctx, &step, guard.StagePost, &cfg); err != nil {
+		if err := a.checkStage(ctx, &step, guard.StagePost, &cfg); err != nil {
 			sp.end(guard.StagePost, err)
 			return zero, err
 		}

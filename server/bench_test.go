@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -19,7 +22,9 @@ func BenchmarkEvaluationHandler(b *testing.B) {
 	for _, bc := range []struct {
 		name            string
 		auth, accessLog bool
-	}{{"auth=false", false, false}, {"auth=true", true, false}, {"auth=true,accesslog=on", true, true}} {
+		otel            bool // a span per request (sampled, child of a traceparent), batched to an exporter that drops it
+	}{{"auth=false", false, false, false}, {"auth=true", true, false, false}, {"auth=true,accesslog=on", true, true, false},
+		{"auth=false,otel=on", false, false, true}} {
 		auth := bc.auth
 		b.Run(bc.name, func(b *testing.B) {
 			var opts []Option
@@ -29,6 +34,11 @@ func BenchmarkEvaluationHandler(b *testing.B) {
 			if bc.accessLog { // the production JSON encoder at info, written to io.Discard
 				enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
 				opts = append(opts, WithAccessLog(true), WithLogger(zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), zapcore.InfoLevel))))
+			}
+			if bc.otel {
+				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+				opts = append(opts, WithTracerProvider(tp))
 			}
 			ts := newTS(b, opts...)
 			setup := newTSOn(b, ts.st) // an open server on the same store for the set-up calls
@@ -51,6 +61,9 @@ func BenchmarkEvaluationHandler(b *testing.B) {
 				base.Header.Set(APIKeyHeader, "regular-key-2")
 			}
 			base.ContentLength = int64(len(body))
+			if bc.otel {
+				base.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+			}
 			req := func() *http.Request { // a shallow copy with a fresh body: what net/http hands a handler
 				r := *base
 				r.Body = io.NopCloser(bytes.NewReader(body))

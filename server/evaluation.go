@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"go.opentelemetry.io/otel/trace"
+
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/server/problem"
 )
@@ -19,21 +21,32 @@ type evaluationRequest struct {
 	TargetID   *string `json:"target_id"`
 }
 
-// evaluate is POST /evaluation: the agent's cached engine evaluates the step at the stage.
+// evaluate is POST /evaluation: the agent's cached engine evaluates the step at the stage. With a tracer
+// provider, the evaluation is also a span (tracing.go).
 func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
+	if s.tracer == nil {
+		s.evaluateTraced(w, r, nil)
+		return
+	}
+	r, sp := s.startEvaluationSpan(r)
+	s.evaluateTraced(w, r, sp)
+}
+
+// evaluateTraced is evaluate; sp, when not nil, is ended with the outcome.
+func (s *Server) evaluateTraced(w http.ResponseWriter, r *http.Request, sp trace.Span) {
 	var req evaluationRequest
 	if err := s.decodeLenient(w, r, &req); err != nil {
-		s.writeErr(w, r, err)
+		s.failEvaluation(w, r, sp, err)
 		return
 	}
 	agent, stage, err := validateEvaluation(&req)
 	if err != nil {
-		s.writeErr(w, r, err)
+		s.failEvaluation(w, r, sp, err)
 		return
 	}
 	eng, err := s.cache.get(r.Context(), agent)
 	if err != nil {
-		s.writeErr(w, r, err)
+		s.failEvaluation(w, r, sp, err)
 		return
 	}
 	// The deadline bounds the evaluation as a whole: controls it leaves unevaluated are evaluator errors.
@@ -41,13 +54,24 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 	res, err := eng.Evaluate(ctx, req.Step, stage)
 	cancel()
 	if err != nil {
-		s.writeErr(w, r, err)
+		s.failEvaluation(w, r, sp, err)
 		return
 	}
 	s.afterEvaluation(r, agent, req.Step, stage, res)
+	if sp != nil {
+		endEvaluationSpan(sp, agent, req.Step, stage, res)
+	}
 	if err := writeResult(w, res); err != nil {
 		s.writeErr(w, r, err)
 	}
+}
+
+// failEvaluation writes err and, when sp is not nil, records it on the span and ends it.
+func (s *Server) failEvaluation(w http.ResponseWriter, r *http.Request, sp trace.Span, err error) {
+	if sp != nil {
+		failEvaluationSpan(sp, err)
+	}
+	s.writeErr(w, r, err)
 }
 
 func validateEvaluation(req *evaluationRequest) (string, guard.Stage, error) {

@@ -6,9 +6,10 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/server/observability"
+	"github.com/guardrail-control/guard/server/tracing"
 )
 
-// Trace headers copied into observability events.
+// Trace headers copied into observability events (eventTraceIDs).
 const (
 	TraceIDHeader = "X-Trace-Id"
 	SpanIDHeader  = "X-Span-Id"
@@ -76,10 +77,25 @@ func (s *Server) afterEvaluation(r *http.Request, agent string, step *guard.Step
 		m.ObserveResult(res)
 	}
 	if s.cfg.obs.enabled && s.cfg.obs.recorder != nil {
-		events := observability.EventsFromResult(agent, step, stage, res,
-			r.Header.Get(TraceIDHeader), r.Header.Get(SpanIDHeader), time.Now())
+		traceID, spanID := eventTraceIDs(r.Header)
+		events := observability.EventsFromResult(agent, step, stage, res, traceID, spanID, time.Now())
 		if len(events) > 0 {
 			s.cfg.obs.recorder.Enqueue(events)
 		}
 	}
+}
+
+// eventTraceIDs returns the trace and span ids the events of a request carry: X-Trace-Id and X-Span-Id
+// as sent when either is present (they are set on purpose, per step, by the guard and reference SDKs, and
+// events recorded before traceparent was read carry them), otherwise the trace id and the parent id of a
+// valid W3C traceparent: the ids of the caller's span. A malformed traceparent is ignored.
+func eventTraceIDs(h http.Header) (traceID, spanID string) {
+	traceID, spanID = h.Get(TraceIDHeader), h.Get(SpanIDHeader)
+	if traceID != "" || spanID != "" {
+		return traceID, spanID
+	}
+	if tp := h.Get(tracing.TraceparentHeader); tp != "" {
+		traceID, spanID, _ = tracing.ParseTraceparent(tp)
+	}
+	return traceID, spanID
 }

@@ -10,12 +10,14 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator"
 	"github.com/guardrail-control/guard/server/observability"
 	"github.com/guardrail-control/guard/server/problem"
+	"github.com/guardrail-control/guard/server/tracing"
 )
 
 // DefaultBodyLimit bounds request bodies (413 PAYLOAD_TOO_LARGE beyond).
@@ -38,6 +40,7 @@ type Server struct {
 	auth    *authenticator
 	xsite   *crossSite
 	cache   *engineCache
+	tracer  trace.Tracer // nil: no spans (WithTracerProvider)
 
 	stopOnce sync.Once
 	stop     context.CancelFunc
@@ -61,6 +64,7 @@ type config struct {
 	accessLog      bool
 	pprof          bool
 	evalTimeout    time.Duration
+	tracerProvider trace.TracerProvider
 }
 
 // Option configures a Server.
@@ -145,6 +149,9 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 		auth:  auth,
 		xsite: xsite,
 		done:  make(chan struct{}),
+	}
+	if cfg.tracerProvider != nil {
+		s.tracer = cfg.tracerProvider.Tracer(tracing.TracerName)
 	}
 	s.cache = newEngineCache(st, cfg.registry, s.log)
 	if m := cfg.obs.metrics; m != nil {

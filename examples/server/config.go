@@ -9,6 +9,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator/toxicity"
+	"github.com/guardrail-control/guard/server/tracing"
 )
 
 // Config is the service configuration read from the environment (contract section 7).
@@ -37,6 +38,9 @@ type Config struct {
 
 	// EvaluationTimeout is the deadline of one POST /evaluation (EVALUATION_TIMEOUT_MS).
 	EvaluationTimeout time.Duration
+
+	// OTel decides OpenTelemetry trace export (otel.go).
+	OTel OTelSettings
 
 	// HostExplicit says HOST was set: the default host depends on authentication, and an explicit
 	// non-loopback host with authentication off earns a warning at start.
@@ -146,6 +150,24 @@ var envVars = []envVar{
 		set: func(c *Config, v string) string { c.Ext.URL = v; return "" }},
 	{name: toxicity.EnvAPIModel, desc: "the model field sent to the moderation service (default: the service's)",
 		set: func(c *Config, v string) string { c.Ext.Model = v; return "" }},
+	{name: "GUARD_OTEL", defText: "on when an OTLP endpoint is set", desc: "export an OpenTelemetry span per evaluation over OTLP: true, false, or unset to follow the endpoint (docs/tracing.md)",
+		set: func(c *Config, v string) string {
+			b, err := parseBool(v)
+			if err != nil {
+				return "a boolean (true or false)"
+			}
+			c.OTel.Switch = &b
+			return ""
+		}},
+	{name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", aliases: []string{"OTEL_EXPORTER_OTLP_ENDPOINT"}, defText: "http://localhost:4318, grpc: 4317 (when GUARD_OTEL=true)",
+		desc: "the OTLP collector; setting it turns export on. The SDK also reads OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, OTEL_TRACES_SAMPLER",
+		set:  setOTLPEndpoint},
+	{name: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", aliases: []string{"OTEL_EXPORTER_OTLP_PROTOCOL"}, def: tracing.ProtocolHTTPProtobuf, desc: "the OTLP transport: http/protobuf or grpc",
+		set: func(c *Config, v string) string { c.OTel.Protocol = v; return "" }},
+	{name: "OTEL_SERVICE_NAME", defText: "guard", desc: "service.name of guard's spans (the SDK reads it, and OTEL_RESOURCE_ATTRIBUTES)",
+		set: func(*Config, string) string { return "" }},
+	{name: "OTEL_SDK_DISABLED", def: "false", desc: "true turns OpenTelemetry export off whatever else is set",
+		set: boolField(func(c *Config) *bool { return &c.OTel.SDKDisabled })},
 }
 
 // boolField is the parser of a boolean variable stored at field(c).
@@ -223,6 +245,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if err := c.Ext.Check(); err != nil {
 		errs = append(errs, err.Error())
+	}
+	if want := c.OTel.check(); want != "" {
+		errs = append(errs, want)
 	}
 	if c.AuthEnabled && len(c.APIKeys) == 0 && len(c.AdminAPIKeys) == 0 {
 		errs = append(errs, "GUARD_API_KEY_ENABLED is true but neither GUARD_API_KEYS nor GUARD_ADMIN_API_KEYS holds a key")

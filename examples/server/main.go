@@ -197,6 +197,13 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 	stopPruner := observability.StartPruner(context.Background(), st, time.Duration(cfg.RetentionDays)*24*time.Hour, logger)
 	defer stopPruner()
 
+	// Spans are flushed after the HTTP server has drained (deferred before srv.Close, so run after it).
+	tp, stopTracing, err := startTracing(ctx, cfg.OTel, b.Version, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+
 	srv, err := server.New(st,
 		server.WithLogger(logger),
 		server.WithVersion(version),
@@ -211,6 +218,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithAccessLog(cfg.AccessLog),
 		server.WithPprof(cfg.Pprof),
 		server.WithEvaluationTimeout(cfg.EvaluationTimeout),
+		server.WithTracerProvider(tp),
 	)
 	if err != nil {
 		return err
