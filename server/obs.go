@@ -82,4 +82,5 @@ func (s *Server) afterEvaluation(r *http.Request, agent string, step *guard.Step
 			s.cfg.obs.recorder.Enqueue(events)
 		}
 	}
+	s.captureEvaluation(r, agent, step, stage, res)
 }

@@ -14,6 +14,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/observability"
 	"github.com/guardrail-control/guard/server/problem"
 )
@@ -38,6 +39,7 @@ type Server struct {
 	auth    *authenticator
 	xsite   *crossSite
 	cache   *engineCache
+	jobs    *replayJobs // replay jobs (replay_jobs.go)
 
 	stopOnce sync.Once
 	stop     context.CancelFunc
@@ -61,6 +63,9 @@ type config struct {
 	accessLog      bool
 	pprof          bool
 	evalTimeout    time.Duration
+	// capture and replay: step capture (capture.go) and replay jobs (replay_jobs.go).
+	capture *capture.Recorder
+	replay  replayConfig
 }
 
 // Option configures a Server.
@@ -117,6 +122,9 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if !cfg.replay.set {
+		cfg.replay.syncWait = defaultReplaySyncWait
+	}
 	if cfg.logger == nil {
 		cfg.logger = zap.NewNop()
 	}
@@ -145,6 +153,7 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 		auth:  auth,
 		xsite: xsite,
 		done:  make(chan struct{}),
+		jobs:  &replayJobs{jobs: map[string]*replayJob{}},
 	}
 	s.cache = newEngineCache(st, cfg.registry, s.log)
 	if m := cfg.obs.metrics; m != nil {
