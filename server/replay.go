@@ -302,7 +302,14 @@ func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob
 		} else if err != nil {
 			return nil, err
 		}
-		engines[agent] = &replayEngines{current: s.cache.compile(agent, acs), draft: s.cache.compile(agent, plan.draft.controls(acs))}
+		named := make([]guard.AgentControl, 0, len(plan.draft.byID))
+		for _, ac := range acs {
+			if plan.draft.has(ac.ControlID) {
+				named = append(named, ac)
+			}
+		}
+		engines[agent] = &replayEngines{current: s.cache.compile(agent, acs), draft: s.cache.compile(agent, plan.draft.controls(acs)),
+			deltaCurrent: s.cache.compile(agent, named), deltaDraft: s.cache.compile(agent, plan.draft.controls(named))}
 	}
 	rr := &replayRun{steps: steps, engines: engines, sampleSize: plan.sample, evalTO: s.cfg.evalTimeout, progress: &job.doneSteps}
 	t, skipped, err := rr.run(ctx)

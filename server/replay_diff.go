@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"runtime"
 	"sort"
@@ -80,6 +81,9 @@ type replayResult struct {
 // replayEngines are the two engines of one agent, and the names of their controls.
 type replayEngines struct {
 	current, draft *guard.Engine
+	// deltaCurrent and deltaDraft hold only the controls the draft names: their current data and their
+	// draft data (new controls in deltaDraft only).
+	deltaCurrent, deltaDraft *guard.Engine
 }
 
 // controlKey identifies a control across both engines: its id, or for a control only the draft has,
@@ -207,6 +211,12 @@ func (t *tally) merge(o *tally) {
 
 // one replays step i; it reports false when the step was skipped (its agent is gone, or it no longer
 // decodes).
+//
+// The decisions come from Engine.Check on the two full engines (decision only: no per-control result,
+// a few µs for 100 controls, where Evaluate builds a result for every control). The per-control counts
+// come from Evaluate on two small engines holding only the controls the draft names (their current and
+// their draft data): the other controls are the same on both sides, so they match the same steps and
+// cannot change. The full results are built only for the steps kept as samples.
 func (rr *replayRun) one(ctx context.Context, t *tally, i int) bool {
 	cs := &rr.steps[i]
 	eng := rr.engines[cs.AgentName]
@@ -217,51 +227,96 @@ func (rr *replayRun) one(ctx context.Context, t *tally, i int) bool {
 	if err := json.Unmarshal(cs.Step, &step); err != nil {
 		return false
 	}
-	cur := evalOne(ctx, eng.current, &step, cs.Stage, rr.evalTO)
-	dr := evalOne(ctx, eng.draft, &step, cs.Stage, rr.evalTO)
-	if cur == nil || dr == nil {
+	// One deadline for the step's four evaluations: twice what POST /evaluation gives one evaluation
+	// (one timer per step instead of four; it only matters for evaluators that call out).
+	ctx, cancel := context.WithTimeout(ctx, 2*rr.evalTO)
+	defer cancel()
+	curD, curOK := checkOne(ctx, eng.current, &step, cs.Stage)
+	drD, drOK := checkOne(ctx, eng.draft, &step, cs.Stage)
+	if !curOK || !drOK {
+		return false
+	}
+	before := evalOne(ctx, eng.deltaCurrent, &step, cs.Stage)
+	after := evalOne(ctx, eng.deltaDraft, &step, cs.Stage)
+	if before == nil || after == nil {
 		return false
 	}
 	t.replayed++
-	// Per control: matched before and after.
-	for j := range cur.Matches {
-		c := t.control(&cur.Matches[j])
-		c.MatchedCurrent++
-		if !hasControl(dr.Matches, &cur.Matches[j]) {
-			c.NoLongerMatched++
-		}
-	}
-	for j := range dr.Matches {
-		c := t.control(&dr.Matches[j])
-		c.MatchedDraft++
-		if !hasControl(cur.Matches, &dr.Matches[j]) {
-			c.NewlyMatched++
-		}
-	}
-	for j := range cur.Errors {
-		t.control(&cur.Errors[j]).ErrorsCurrent++
-	}
-	for j := range dr.Errors {
-		t.control(&dr.Errors[j]).ErrorsDraft++
-	}
-	kind := changeKind(cur, dr)
+	t.count(before, after)
+	kind := changeKind(curD, drD)
 	if kind == "" {
 		return true
 	}
 	t.changed++
 	t.changes[kind]++
 	if len(t.samples[kind]) < rr.sampleSize {
-		t.samples[kind] = append(t.samples[kind], replaySample{Kind: kind, StepID: cs.ID, AgentName: cs.AgentName,
-			Stage: cs.Stage, Timestamp: cs.Time, Step: cs.Step, Recorded: cs.Decision,
-			Current: outcome(cur), Draft: outcome(dr), order: i})
+		cur := evalOne(ctx, eng.current, &step, cs.Stage)
+		dr := evalOne(ctx, eng.draft, &step, cs.Stage)
+		if cur != nil && dr != nil {
+			t.samples[kind] = append(t.samples[kind], replaySample{Kind: kind, StepID: cs.ID, AgentName: cs.AgentName,
+				Stage: cs.Stage, Timestamp: cs.Time, Step: cs.Step, Recorded: cs.Decision,
+				Current: outcome(cur), Draft: outcome(dr), order: i})
+		}
 	}
 	return true
 }
 
-// evalOne evaluates step under the per-step deadline the server gives POST /evaluation.
-func evalOne(ctx context.Context, e *guard.Engine, step *guard.Step, stage guard.Stage, to time.Duration) *guard.Result {
-	ctx, cancel := context.WithTimeout(ctx, to)
-	defer cancel()
+// count adds one step's matches and errors of the draft's controls, before and after.
+func (t *tally) count(before, after *guard.Result) {
+	for j := range before.Matches {
+		c := t.control(&before.Matches[j])
+		c.MatchedCurrent++
+		if !hasControl(after.Matches, &before.Matches[j]) {
+			c.NoLongerMatched++
+		}
+	}
+	for j := range after.Matches {
+		c := t.control(&after.Matches[j])
+		c.MatchedDraft++
+		if !hasControl(before.Matches, &after.Matches[j]) {
+			c.NewlyMatched++
+		}
+	}
+	for j := range before.Errors {
+		t.control(&before.Errors[j]).ErrorsCurrent++
+	}
+	for j := range after.Errors {
+		t.control(&after.Errors[j]).ErrorsDraft++
+	}
+	// Controls that neither matched nor failed still appear, with zero counts.
+	for j := range before.NonMatches {
+		t.control(&before.NonMatches[j])
+	}
+	for j := range after.NonMatches {
+		t.control(&after.NonMatches[j])
+	}
+}
+
+// replayDecision is the outcome of Engine.Check: the decision, and for a steer what steers.
+type replayDecision struct {
+	d     guard.Decision
+	steer *guard.ControlSteerError
+}
+
+// checkOne runs Engine.Check; ok is false when the step cannot be checked.
+func checkOne(ctx context.Context, e *guard.Engine, step *guard.Step, stage guard.Stage) (replayDecision, bool) {
+	err := e.Check(ctx, step, stage)
+	if err == nil {
+		return replayDecision{d: guard.DecisionAllow}, true
+	}
+	var deny *guard.ControlViolationError
+	if errors.As(err, &deny) {
+		return replayDecision{d: guard.DecisionDeny}, true
+	}
+	var steer *guard.ControlSteerError
+	if errors.As(err, &steer) {
+		return replayDecision{d: guard.DecisionSteer, steer: steer}, true
+	}
+	return replayDecision{}, false
+}
+
+// evalOne evaluates step; nil when it cannot be evaluated.
+func evalOne(ctx context.Context, e *guard.Engine, step *guard.Step, stage guard.Stage) *guard.Result {
 	res, err := e.Evaluate(ctx, step, stage)
 	if err != nil {
 		return nil
@@ -278,14 +333,14 @@ func hasControl(list []guard.ControlResult, cr *guard.ControlResult) bool {
 	return false
 }
 
-// changeKind names how the decision changes ("allow_to_deny", ..., "steer_changed"), or "" when it
-// does not.
-func changeKind(cur, dr *guard.Result) string {
-	if cur.Decision != dr.Decision {
-		return string(cur.Decision) + "_to_" + string(dr.Decision)
+// changeKind names how the decision changes ("allow_to_deny", ..., "steer_changed": both steer, with
+// another message or steering context), or "" when it does not.
+func changeKind(cur, dr replayDecision) string {
+	if cur.d != dr.d {
+		return string(cur.d) + "_to_" + string(dr.d)
 	}
-	if cur.Decision == guard.DecisionSteer &&
-		(cur.Reason != dr.Reason || !reflect.DeepEqual(cur.SteeringContext, dr.SteeringContext)) {
+	if cur.d == guard.DecisionSteer && (cur.steer.Message != dr.steer.Message ||
+		!reflect.DeepEqual(cur.steer.SteeringContext, dr.steer.SteeringContext)) {
 		return changeSteer
 	}
 	return ""
