@@ -308,8 +308,8 @@ func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob
 				named = append(named, ac)
 			}
 		}
-		engines[agent] = &replayEngines{current: s.cache.compile(agent, acs), draft: s.cache.compile(agent, plan.draft.controls(acs)),
-			deltaCurrent: s.cache.compile(agent, named), deltaDraft: s.cache.compile(agent, plan.draft.controls(named))}
+		engines[agent] = &replayEngines{current: s.replayEngine(acs), draft: s.replayEngine(plan.draft.controls(acs)),
+			deltaCurrent: s.replayEngine(named), deltaDraft: s.replayEngine(plan.draft.controls(named))}
 	}
 	rr := &replayRun{steps: steps, engines: engines, sampleSize: plan.sample, evalTO: s.cfg.evalTimeout, progress: &job.doneSteps}
 	t, skipped, err := rr.run(ctx)
@@ -333,3 +333,18 @@ func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob
 }
 
 func (d *resolvedDraft) has(id int64) bool { _, ok := d.byID[id]; return ok }
+
+// replayEngine compiles the enabled controls of acs, whatever their execution: a replay answers what the
+// agent's controls decide about a step, and sdk controls (evaluated in the client) decide too. A control
+// that does not compile is evaluated as an error, as in the server's own engines (compile.go).
+func (s *Server) replayEngine(acs []guard.AgentControl) *guard.Engine {
+	controls := make([]guard.Control, 0, len(acs))
+	for _, ac := range acs {
+		if ac.Enabled && ac.Control.Enabled {
+			controls = append(controls, guard.Control{ID: ac.ControlID, Name: ac.Name, Data: ac.Control})
+		}
+	}
+	eng := guard.New(guard.WithRegistry(s.cfg.registry), guard.WithExecution(guard.ExecutionServer, guard.ExecutionSDK))
+	_ = eng.UpdateTolerant(controls) // problems are logged when the server's own engine compiles them
+	return eng
+}
