@@ -23,12 +23,14 @@ type CapturedStep struct {
 }
 
 // CaptureQuery selects captured steps: an agent ("" for every agent), a time range [Start, End) (zero
-// bounds do not restrict) and at most Limit steps, oldest first.
+// bounds do not restrict) and at most Limit steps, oldest first, whose Step JSON adds up to at most
+// MaxBytes (0: no byte bound; the first step is returned whatever its size).
 type CaptureQuery struct {
 	AgentName string
 	Start     time.Time
 	End       time.Time
 	Limit     int
+	MaxBytes  int64
 }
 
 // CaptureStore keeps captured steps in a bounded table. The store package implements it; the server uses
@@ -36,8 +38,9 @@ type CaptureQuery struct {
 type CaptureStore interface {
 	// InsertCapturedSteps stores a batch in one transaction; a step without a time gets the current time.
 	InsertCapturedSteps(ctx context.Context, steps []CapturedStep) error
-	// CapturedSteps returns the steps q selects, oldest first.
-	CapturedSteps(ctx context.Context, q CaptureQuery) ([]CapturedStep, error)
+	// CapturedSteps returns the steps q selects, oldest first; more reports that further steps matched
+	// beyond the Limit or MaxBytes bound.
+	CapturedSteps(ctx context.Context, q CaptureQuery) (steps []CapturedStep, more bool, err error)
 	// PruneCapturedSteps deletes the steps older than before, then the oldest steps until the stored
 	// step bytes are at most maxBytes (0: no byte bound); it returns how many it deleted.
 	PruneCapturedSteps(ctx context.Context, before time.Time, maxBytes int64) (int64, error)

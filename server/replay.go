@@ -20,6 +20,12 @@ const (
 	maxReplaySample     = 50
 	maxDraftControls    = 1000
 	defaultReplayRange  = 24 * time.Hour
+	// maxReplayBytes bounds the step JSON one replay holds in memory: a replay stops there (truncated),
+	// whatever its limit, so that large steps cannot make a replay take the server's memory.
+	maxReplayBytes = 256 << 20
+	// maxSampleStepBytes bounds a sample's step in the answer; a larger one is reduced to its type and
+	// name (step_truncated).
+	maxSampleStepBytes = 64 << 10
 )
 
 // draftControl is one entry of a draft control set: new data for an existing control, named by id or
@@ -274,8 +280,8 @@ func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob
 	if !ok {
 		return nil, problem.New(http.StatusServiceUnavailable, codeReplayUnavailable, "this server's store keeps no captured steps")
 	}
-	steps, err := cs.CapturedSteps(ctx, guard.CaptureQuery{AgentName: plan.agent, Start: plan.start, End: plan.end,
-		Limit: plan.limit + 1})
+	steps, more, err := cs.CapturedSteps(ctx, guard.CaptureQuery{AgentName: plan.agent, Start: plan.start, End: plan.end,
+		Limit: plan.limit, MaxBytes: maxReplayBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -285,9 +291,7 @@ func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob
 		a := plan.agent
 		res.AgentName = &a
 	}
-	if len(steps) > plan.limit {
-		steps, res.Truncated = steps[:plan.limit], true
-	}
+	res.Truncated = more
 	job.total.Store(int64(len(steps)))
 	engines := map[string]*replayEngines{}
 	for i := range steps {

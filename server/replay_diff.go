@@ -42,10 +42,12 @@ type replaySample struct {
 	Stage     guard.Stage     `json:"stage"`
 	Timestamp time.Time       `json:"timestamp"`
 	Step      json.RawMessage `json:"step"`
-	Recorded  guard.Decision  `json:"recorded_decision"`
-	Current   replayOutcome   `json:"current"`
-	Draft     replayOutcome   `json:"draft"`
-	order     int
+	// StepTruncated says Step holds only the type and name: the step was larger than 64 KiB.
+	StepTruncated bool           `json:"step_truncated,omitempty"`
+	Recorded      guard.Decision `json:"recorded_decision"`
+	Current       replayOutcome  `json:"current"`
+	Draft         replayOutcome  `json:"draft"`
+	order         int
 }
 
 // replayControlStats counts, for one control, on how many replayed steps it matched before and after.
@@ -253,9 +255,13 @@ func (rr *replayRun) one(ctx context.Context, t *tally, i int) bool {
 		cur := evalOne(ctx, eng.current, &step, cs.Stage)
 		dr := evalOne(ctx, eng.draft, &step, cs.Stage)
 		if cur != nil && dr != nil {
-			t.samples[kind] = append(t.samples[kind], replaySample{Kind: kind, StepID: cs.ID, AgentName: cs.AgentName,
-				Stage: cs.Stage, Timestamp: cs.Time, Step: cs.Step, Recorded: cs.Decision,
-				Current: outcome(cur), Draft: outcome(dr), order: i})
+			sm := replaySample{Kind: kind, StepID: cs.ID, AgentName: cs.AgentName, Stage: cs.Stage, Timestamp: cs.Time,
+				Step: cs.Step, Recorded: cs.Decision, Current: outcome(cur), Draft: outcome(dr), order: i}
+			if len(sm.Step) > maxSampleStepBytes {
+				sm.Step, _ = json.Marshal(guard.Step{Type: step.Type, Name: step.Name})
+				sm.StepTruncated = true
+			}
+			t.samples[kind] = append(t.samples[kind], sm)
 		}
 	}
 	return true

@@ -70,7 +70,7 @@ func TestCaptureStoresEvaluatedStepsRedacted(t *testing.T) {
 	if err := rec.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.CapturedSteps(context.Background(), guard.CaptureQuery{Limit: 10})
+	got, _, err := st.CapturedSteps(context.Background(), guard.CaptureQuery{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestCaptureOffStoresNothing(t *testing.T) {
 	ts := newTSOn(t, st)
 	seedAgent(ts, "bot")
 	evalText(ts, "bot", "drop")
-	got, err := st.CapturedSteps(context.Background(), guard.CaptureQuery{Limit: 10})
+	got, _, err := st.CapturedSteps(context.Background(), guard.CaptureQuery{Limit: 10})
 	if err != nil || len(got) != 0 {
 		t.Fatalf("capture off stored %d steps (%v)", len(got), err)
 	}
@@ -279,7 +279,7 @@ func TestPostCapturedSteps(t *testing.T) {
 	if err := rec.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := st.CapturedSteps(context.Background(), guard.CaptureQuery{Limit: 10})
+	got, _, _ := st.CapturedSteps(context.Background(), guard.CaptureQuery{Limit: 10})
 	if len(got) != 1 || got[0].Source != "sdk" || strings.Contains(string(got[0].Step), "x@y.z") ||
 		!got[0].Time.Equal(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)) {
 		t.Fatalf("stored %+v", got)
@@ -333,5 +333,37 @@ func TestReplayResponsesMatchOpenAPI(t *testing.T) {
 	ts.do("POST", "/api/v1/steps/captured", map[string]any{"steps": []any{}})
 	if len(v.seen) < 6 {
 		t.Fatalf("only %d (route, status) pairs validated: %v", len(v.seen), v.seen)
+	}
+}
+
+func TestReplayLimitAndLargeSteps(t *testing.T) {
+	ts, id := replayFixture(t)
+	r := ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot", "limit": 2,
+		"controls": []any{map[string]any{"id": id, "data": denyData("drop|delete")}}})
+	res := r["result"].(map[string]any)
+	if res["steps_replayed"] != 2.0 || res["truncated"] != true {
+		t.Fatalf("limit 2: %v", res)
+	}
+	// A step larger than 64 KiB is shown by type and name only.
+	big, _ := json.Marshal(guard.Step{Type: "tool", Name: "sql", Input: map[string]any{"text": "delete " + strings.Repeat("x", 70<<10)}})
+	if err := ts.st.InsertCapturedSteps(context.Background(), []guard.CapturedStep{{AgentName: "bot", Stage: guard.StagePre,
+		StepType: "tool", StepName: "sql", Step: big, Decision: guard.DecisionAllow, Time: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	r = ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot",
+		"controls": []any{map[string]any{"id": id, "data": denyData("delete")}}})
+	res = r["result"].(map[string]any)
+	var found bool
+	for _, s := range res["samples"].([]any) {
+		s := s.(map[string]any)
+		if s["step_truncated"] == true {
+			found = true
+			if st := s["step"].(map[string]any); st["type"] != "tool" || st["name"] != "sql" || st["input"] != nil {
+				t.Errorf("truncated step %v", st)
+			}
+		}
+	}
+	if !found || res["steps_replayed"] != 5.0 {
+		t.Fatalf("no truncated sample: %v", res)
 	}
 }

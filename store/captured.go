@@ -75,11 +75,12 @@ type capturedRow struct {
 	TS        int64  `db:"ts"`
 }
 
-// CapturedSteps returns the captured steps q selects, oldest first (by id, which follows insertion).
-// A Limit of zero or less returns nothing.
-func (s *Store) CapturedSteps(ctx context.Context, q guard.CaptureQuery) ([]guard.CapturedStep, error) {
+// CapturedSteps returns the captured steps q selects, oldest first (by time, then id), stopping at
+// Limit steps or MaxBytes of step JSON; more reports that further steps matched. A Limit of zero or less
+// returns nothing.
+func (s *Store) CapturedSteps(ctx context.Context, q guard.CaptureQuery) ([]guard.CapturedStep, bool, error) {
 	if q.Limit <= 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	var where []string
 	var args []any
@@ -100,23 +101,28 @@ func (s *Store) CapturedSteps(ctx context.Context, q guard.CaptureQuery) ([]guar
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
 	query += " ORDER BY ts, id LIMIT ?"
-	args = append(args, q.Limit)
+	args = append(args, q.Limit+1)
 	rows, err := s.r.QueryxContext(ctx, s.q(query), args...)
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, false, mapErr(err)
 	}
 	defer rows.Close()
 	var out []guard.CapturedStep
+	var bytes int64
 	for rows.Next() {
 		var r capturedRow
 		if err := rows.StructScan(&r); err != nil {
-			return nil, mapErr(err)
+			return nil, false, mapErr(err)
+		}
+		bytes += int64(len(r.Step))
+		if len(out) == q.Limit || (q.MaxBytes > 0 && bytes > q.MaxBytes && len(out) > 0) {
+			return out, true, nil
 		}
 		out = append(out, guard.CapturedStep{ID: r.ID, AgentName: r.AgentName, Stage: guard.Stage(r.Stage),
 			StepType: r.StepType, StepName: r.StepName, Step: []byte(r.Step), Decision: guard.Decision(r.Decision),
 			Source: r.Source, Time: toTime(r.TS)})
 	}
-	return out, mapErr(rows.Err())
+	return out, false, mapErr(rows.Err())
 }
 
 // PruneCapturedSteps deletes the captured steps older than before, then, when maxBytes is positive and

@@ -33,19 +33,26 @@ func TestCapturedStepsRoundTripAndQuery(t *testing.T) {
 			name string
 			q    guard.CaptureQuery
 			want []string // inputs' q, in order
+			more bool
 		}{
-			{"all", guard.CaptureQuery{Limit: 10}, []string{"one", "two", "three\x00"}},
-			{"agent", guard.CaptureQuery{AgentName: "a", Limit: 10}, []string{"one", "three\x00"}},
-			{"range", guard.CaptureQuery{Start: base.Add(time.Minute), End: base.Add(2 * time.Minute), Limit: 10}, []string{"two"}},
-			{"limit", guard.CaptureQuery{Limit: 2}, []string{"one", "two"}},
-			{"zero limit", guard.CaptureQuery{}, nil},
-			{"unknown agent", guard.CaptureQuery{AgentName: "zz", Limit: 10}, nil},
+			{"all", guard.CaptureQuery{Limit: 10}, []string{"one", "two", "three\x00"}, false},
+			{"agent", guard.CaptureQuery{AgentName: "a", Limit: 10}, []string{"one", "three\x00"}, false},
+			{"range", guard.CaptureQuery{Start: base.Add(time.Minute), End: base.Add(2 * time.Minute), Limit: 10}, []string{"two"}, false},
+			{"limit", guard.CaptureQuery{Limit: 2}, []string{"one", "two"}, true},
+			{"limit exact", guard.CaptureQuery{Limit: 3}, []string{"one", "two", "three\x00"}, false},
+			{"bytes", guard.CaptureQuery{Limit: 10, MaxBytes: int64(len(in[0].Step) + 10)}, []string{"one"}, true},
+			{"bytes below the first step", guard.CaptureQuery{Limit: 10, MaxBytes: 1}, []string{"one"}, true},
+			{"zero limit", guard.CaptureQuery{}, nil, false},
+			{"unknown agent", guard.CaptureQuery{AgentName: "zz", Limit: 10}, nil, false},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				got := must[[]guard.CapturedStep](t)(s.CapturedSteps(ctx, tt.q))
-				if len(got) != len(tt.want) {
-					t.Fatalf("got %d steps, want %d", len(got), len(tt.want))
+				got, more, err := s.CapturedSteps(ctx, tt.q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(tt.want) || more != tt.more {
+					t.Fatalf("got %d steps (more %v), want %d (more %v)", len(got), more, len(tt.want), tt.more)
 				}
 				for i, c := range got {
 					var st guard.Step
@@ -58,7 +65,10 @@ func TestCapturedStepsRoundTripAndQuery(t *testing.T) {
 				}
 			})
 		}
-		got := must[[]guard.CapturedStep](t)(s.CapturedSteps(ctx, guard.CaptureQuery{AgentName: "b", Limit: 1}))
+		got, _, err := s.CapturedSteps(ctx, guard.CaptureQuery{AgentName: "b", Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
 		c := got[0]
 		if c.Decision != guard.DecisionDeny || c.Source != "sdk" || c.Stage != guard.StagePre || c.StepType != "tool" ||
 			c.StepName != "search" || !c.Time.Equal(base.Add(time.Minute)) || c.ID == 0 {
@@ -96,7 +106,10 @@ func TestPruneCapturedStepsByAgeAndBytes(t *testing.T) {
 			if n != tt.deleted {
 				t.Errorf("%s: deleted %d, want %d", tt.name, n, tt.deleted)
 			}
-			left := must[[]guard.CapturedStep](t)(s.CapturedSteps(ctx, guard.CaptureQuery{Limit: 100}))
+			left, _, err := s.CapturedSteps(ctx, guard.CaptureQuery{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if len(left) != tt.left {
 				t.Fatalf("%s: %d left, want %d", tt.name, len(left), tt.left)
 			}

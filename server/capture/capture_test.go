@@ -75,8 +75,8 @@ func (m *memStore) InsertCapturedSteps(ctx context.Context, steps []guard.Captur
 	m.steps = append(m.steps, steps...)
 	return nil
 }
-func (m *memStore) CapturedSteps(context.Context, guard.CaptureQuery) ([]guard.CapturedStep, error) {
-	return nil, nil
+func (m *memStore) CapturedSteps(context.Context, guard.CaptureQuery) ([]guard.CapturedStep, bool, error) {
+	return nil, false, nil
 }
 func (m *memStore) PruneCapturedSteps(context.Context, time.Time, int64) (int64, error) {
 	m.mu.Lock()
