@@ -58,6 +58,10 @@ type replayJob struct {
 }
 
 type replayJobs struct {
+	base context.Context // the server's life: Close cancels the jobs
+	// beforeRun, when set (tests), runs on the job's goroutine before the replay: a test holds a job
+	// running with it.
+	beforeRun func()
 	mu      sync.Mutex
 	jobs    map[string]*replayJob
 	running int
@@ -102,7 +106,10 @@ func (js *replayJobs) start(plan *replayPlan, run func(context.Context, *replayP
 	js.jobs[job.id] = job
 	js.mu.Unlock()
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), replayJobTimeout)
+		if js.beforeRun != nil {
+			js.beforeRun()
+		}
+		ctx, cancel := context.WithTimeout(js.base, replayJobTimeout)
 		res, err := run(ctx, plan, job)
 		cancel()
 		js.mu.Lock()

@@ -234,6 +234,9 @@ func TestReplayEmptyRangeAnswersZero(t *testing.T) {
 
 func TestReplayRunsAsJobBeyondTheSyncWait(t *testing.T) {
 	ts, id := replayFixture(t, WithReplaySyncWait(0))
+	// The job waits for the test: the answer is the 202 of a running job, deterministically.
+	release := make(chan struct{})
+	ts.srv.jobs.beforeRun = func() { <-release }
 	r := ts.do("POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot",
 		"controls": []any{map[string]any{"id": id, "data": denyData("drop|delete")}}})
 	var view map[string]any
@@ -243,6 +246,10 @@ func TestReplayRunsAsJobBeyondTheSyncWait(t *testing.T) {
 		if !strings.HasPrefix(loc, "/api/v1/controls/replay/jobs/") {
 			t.Fatalf("Location %q", loc)
 		}
+		if v := ts.ok(200, "GET", loc, nil); v["status"] != "running" || v["result"] != nil {
+			t.Fatalf("held job %v", v)
+		}
+		close(release)
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			view = ts.ok(200, "GET", loc, nil)
@@ -324,10 +331,11 @@ func TestReplayResponsesMatchOpenAPI(t *testing.T) {
 	ts.do("POST", "/api/v1/controls/replay", map[string]any{"controls": []any{}})
 	ts.do("GET", "/api/v1/controls/replay/jobs/none", nil)
 	ts.srv.cfg.replay.syncWait = 0
+	release := make(chan struct{})
+	ts.srv.jobs.beforeRun = func() { <-release }
 	r := ts.do("POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot", "controls": ctl("x")})
-	if r.Code == 202 {
-		ts.do("GET", r.Header.Get("Location"), nil)
-	}
+	ts.do("GET", r.Header.Get("Location"), nil)
+	close(release)
 	ts.do("POST", "/api/v1/steps/captured", map[string]any{"steps": []any{map[string]any{"agent_name": "bot", "stage": "pre",
 		"decision": "allow", "step": map[string]any{"type": "llm", "name": "chat"}}}})
 	ts.do("POST", "/api/v1/steps/captured", map[string]any{"steps": []any{}})

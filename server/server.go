@@ -169,6 +169,7 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
+	s.jobs.base = ctx // Close cancels running replays
 	if cfg.pollInterval > 0 {
 		go s.cache.poll(ctx, cfg.pollInterval, s.done)
 	} else {
