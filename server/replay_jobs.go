@@ -62,9 +62,9 @@ type replayJobs struct {
 	// beforeRun, when set (tests), runs on the job's goroutine before the replay: a test holds a job
 	// running with it.
 	beforeRun func()
-	mu      sync.Mutex
-	jobs    map[string]*replayJob
-	running int
+	mu        sync.Mutex
+	jobs      map[string]*replayJob
+	running   int
 }
 
 // replayJobView is the wire form of a job.
