@@ -1,14 +1,18 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/store/storetest"
 )
 
@@ -87,4 +91,42 @@ func benchReplay(b *testing.B, steps, controls int) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(steps), "ns/step")
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkEvaluationCapture measures POST /evaluation with step capture off (the default) and on for the
+// evaluated agent (the steps are written to SQLite in the background, as in production): what capture
+// costs the request path.
+func BenchmarkEvaluationCapture(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("capture=%v", on), func(b *testing.B) {
+			st := storetest.SQLite(b)
+			var opts []Option
+			if on {
+				rec, err := capture.New(st, capture.Config{Agents: []string{"bench"}, RedactPaths: []string{"context.user"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = rec.Close(context.Background()) })
+				opts = append(opts, WithCapture(rec))
+			}
+			ts := newTSOn(b, st, opts...)
+			ts.initAgent("bench")
+			for i := range 10 {
+				ts.link("bench", ts.createControl(fmt.Sprintf("c%d", i), regexData(fmt.Sprintf(`\bforbidden%d\b`, i), "deny")))
+			}
+			body := []byte(`{"agent_name":"bench","stage":"pre","step":{"type":"llm","name":"chat","input":"Please summarise the quarterly report for the team and list the three main risks.","context":{"user":"u-1"}}}`)
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				r := httptest.NewRequest("POST", "/api/v1/evaluation", bytes.NewReader(body))
+				r.Header.Set("Content-Type", "application/json")
+				w := &discardWriter{h: make(http.Header, 4)}
+				ts.srv.ServeHTTP(w, r)
+				if w.code != 200 {
+					b.Fatalf("status %d", w.code)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
 }
