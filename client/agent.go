@@ -30,6 +30,7 @@ type Agent struct {
 
 	events *eventSink   // nil when observability is off
 	tracer trace.Tracer // nil without Config.TracerProvider: no spans
+	steps  *stepSink    // nil unless Config.CaptureSteps
 
 	refreshMu  sync.Mutex  // serialises refreshes; guards etag and failing
 	registered atomic.Bool // initAgent succeeded (written under refreshMu)
@@ -127,6 +128,13 @@ func Init(ctx context.Context, cfg Config) (*Agent, error) {
 				return err
 			}, a.base.Named("events"))
 	}
+	if s.CaptureSteps {
+		a.steps = newStepSink(s.CaptureQueueSize, s.EventBatchSize, s.EventFlushInterval, min(s.Timeout, 5*time.Second),
+			func(ctx context.Context, steps []CapturedStep) error {
+				_, err := a.api.PostCapturedSteps(ctx, steps)
+				return err
+			}, a.base.Named("steps"))
+	}
 	if s.refresh > 0 {
 		a.wg.Add(1)
 		go a.refreshLoop(s.refresh)
@@ -175,11 +183,32 @@ func (a *Agent) SentEvents() int64 {
 	return a.events.sent.Load()
 }
 
-// FlushEvents sends the queued observability events now and waits until they are sent or ctx is done.
+// FlushEvents sends the queued observability events (and captured steps, Config.CaptureSteps) now and
+// waits until they are sent or ctx is done.
 func (a *Agent) FlushEvents(ctx context.Context) {
 	if a.events != nil {
 		a.events.flush(ctx)
 	}
+	if a.steps != nil {
+		a.steps.flush(ctx)
+	}
+}
+
+// SentSteps returns how many captured steps the server took (Config.CaptureSteps).
+func (a *Agent) SentSteps() int64 {
+	if a.steps == nil {
+		return 0
+	}
+	return a.steps.sent.Load()
+}
+
+// DroppedSteps returns how many captured steps were dropped: queue full, a step that does not encode as
+// JSON, or a batch the server did not take.
+func (a *Agent) DroppedSteps() int64 {
+	if a.steps == nil {
+		return 0
+	}
+	return a.steps.dropped.Load()
 }
 
 // Close stops the background refresh, sends the queued events and releases connections. No goroutine of
@@ -191,6 +220,9 @@ func (a *Agent) Close() error {
 		a.wg.Wait()
 		if a.events != nil {
 			a.events.close()
+		}
+		if a.steps != nil {
+			a.steps.close()
 		}
 		a.closeTransport()
 		_ = a.base.Sync()

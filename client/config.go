@@ -106,6 +106,16 @@ type Config struct {
 	// nothing; pass otel.GetTracerProvider() to use the application's global provider. The trace context
 	// of the caller's ctx is sent to the server whatever this says.
 	TracerProvider trace.TracerProvider
+	// CaptureSteps sends every step evaluated in-process, with its decision, to POST /steps/captured, in
+	// batches like events (EventBatchSize, EventFlushInterval), so that the server keeps it for the replay
+	// of draft controls (POST /controls/replay, guard replay). The server keeps only the steps of the agents
+	// it captures (GUARD_CAPTURE_AGENTS) and redacts them (GUARD_CAPTURE_REDACT) before storing them. Off by
+	// default: the step's input, output and context leave the process. Each protected stage then pays for
+	// one JSON encoding of its step.
+	CaptureSteps bool
+	// CaptureQueueSize bounds the steps waiting to be sent (default 1000): beyond it, new steps are
+	// dropped and counted (Agent.DroppedSteps); a batch the server does not take is dropped too.
+	CaptureQueueSize int
 }
 
 // LogConfig holds the logging switches of contract section 8. A nil field takes its environment variable
@@ -236,6 +246,9 @@ func (c Config) resolve() (*settings, error) {
 	}
 	if s.EventBatchSize <= 0 || s.EventBatchSize > 1000 {
 		s.EventBatchSize = 100
+	}
+	if s.CaptureQueueSize <= 0 {
+		s.CaptureQueueSize = 1000
 	}
 	if s.EventFlushInterval <= 0 {
 		s.EventFlushInterval = 5 * time.Second

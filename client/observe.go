@@ -14,7 +14,13 @@ import (
 // in-process evaluations, queues their events (the server records its own).
 func (a *Agent) observe(ctx context.Context, step *guard.Step, stage guard.Stage, cfg *protectConfig, res *guard.Result, inProcess bool) {
 	a.logResult(step, stage, cfg, res)
-	if !inProcess || a.events == nil {
+	if !inProcess {
+		return
+	}
+	if a.steps != nil {
+		a.steps.add(a.name, step, stage, res.Decision)
+	}
+	if a.events == nil {
 		return
 	}
 	a.events.add(evalRecord{res: res, agent: a.name, stepType: step.Type, stepName: step.Name, stage: stage,

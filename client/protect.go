@@ -181,7 +181,7 @@ func (a *Agent) evaluationContext(ctx context.Context) (context.Context, context
 }
 
 // quiet reports whether in-process evaluations need no per-control results: no events, no logs.
-func (a *Agent) quiet() bool { return a.events == nil && !a.s.log.enabled }
+func (a *Agent) quiet() bool { return a.events == nil && a.steps == nil && !a.s.log.enabled }
 
 func isDeny(err error) bool {
 	var v *guard.ControlViolationError

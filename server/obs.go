@@ -83,6 +83,7 @@ func (s *Server) afterEvaluation(r *http.Request, agent string, step *guard.Step
 			s.cfg.obs.recorder.Enqueue(events)
 		}
 	}
+	s.captureEvaluation(r, agent, step, stage, res)
 }
 
 // eventTraceIDs returns the trace and span ids the events of a request carry: X-Trace-Id and X-Span-Id

@@ -55,6 +55,11 @@ func (s *Server) routes() []route {
 
 		f("POST", apiPrefix+"/evaluation", levelRuntime, s.evaluate),
 
+		// Step capture and replay (issue 14; capture.go, replay.go).
+		f("POST", apiPrefix+"/steps/captured", levelRuntime, s.postCapturedSteps),
+		f("POST", apiPrefix+"/controls/replay", levelAdmin, s.replayControls),
+		f("GET", apiPrefix+"/controls/replay/jobs/{job_id}", levelAdmin, s.getReplayJob),
+
 		// The reference implementation's policies: absent here, with a 404 that says why (any method).
 		// Public, like any unknown route: the answer reveals nothing.
 		f("", apiPrefix+"/policies", levelPublic, s.policiesGone),

@@ -15,6 +15,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/observability"
 	"github.com/guardrail-control/guard/server/problem"
 	"github.com/guardrail-control/guard/server/tracing"
@@ -41,6 +42,7 @@ type Server struct {
 	xsite   *crossSite
 	cache   *engineCache
 	tracer  trace.Tracer // nil: no spans (WithTracerProvider)
+	jobs    *replayJobs  // replay jobs (replay_jobs.go)
 
 	stopOnce sync.Once
 	stop     context.CancelFunc
@@ -65,6 +67,9 @@ type config struct {
 	pprof          bool
 	evalTimeout    time.Duration
 	tracerProvider trace.TracerProvider
+	// capture and replay: step capture (capture.go) and replay jobs (replay_jobs.go).
+	capture *capture.Recorder
+	replay  replayConfig
 }
 
 // Option configures a Server.
@@ -121,6 +126,9 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if !cfg.replay.set {
+		cfg.replay.syncWait = defaultReplaySyncWait
+	}
 	if cfg.logger == nil {
 		cfg.logger = zap.NewNop()
 	}
@@ -149,6 +157,7 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 		auth:  auth,
 		xsite: xsite,
 		done:  make(chan struct{}),
+		jobs:  &replayJobs{jobs: map[string]*replayJob{}},
 	}
 	if cfg.tracerProvider != nil {
 		s.tracer = cfg.tracerProvider.Tracer(tracing.TracerName)
@@ -167,6 +176,7 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
+	s.jobs.base = ctx // Close cancels running replays
 	if cfg.pollInterval > 0 {
 		go s.cache.poll(ctx, cfg.pollInterval, s.done)
 	} else {

@@ -9,6 +9,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator/toxicity"
+	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/tracing"
 )
 
@@ -41,6 +42,12 @@ type Config struct {
 
 	// OTel decides OpenTelemetry trace export (otel.go).
 	OTel OTelSettings
+	// Step capture for replay (issue 14): the agents whose steps are kept (GUARD_CAPTURE_AGENTS, "*" for
+	// all; empty: off), the selector paths redacted before storage, and the bounds of the stored steps.
+	CaptureAgents   []string
+	CaptureRedact   []string
+	CaptureMaxBytes int64
+	CaptureMaxAge   time.Duration
 
 	// HostExplicit says HOST was set: the default host depends on authentication, and an explicit
 	// non-loopback host with authentication off earns a warning at start.
@@ -109,6 +116,42 @@ var envVars = []envVar{
 				return fmt.Sprintf("a whole number of milliseconds from 1 to %d (below the HTTP write timeout)", maxEvaluationTimeout.Milliseconds())
 			}
 			c.EvaluationTimeout = time.Duration(n) * time.Millisecond
+			return ""
+		}},
+	{name: "GUARD_CAPTURE_AGENTS", desc: "comma-separated agent names whose evaluated steps are kept for replay (* for every agent); unset: nothing is kept",
+		set: func(c *Config, v string) string {
+			c.CaptureAgents = splitList(v)
+			for _, a := range c.CaptureAgents {
+				if _, err := guard.NormalizeAgentName(a); err != nil && a != "*" {
+					return "a comma-separated list of agent names, or *"
+				}
+			}
+			return ""
+		}},
+	{name: "GUARD_CAPTURE_REDACT", desc: "comma-separated selector paths (input.x, output.x, context.x; * for any key) replaced by [REDACTED] before a step is kept",
+		set: func(c *Config, v string) string {
+			c.CaptureRedact = splitList(v)
+			if _, err := capture.ParseRedactPaths(c.CaptureRedact); err != nil {
+				return "a comma-separated list of paths starting with input, output or context"
+			}
+			return ""
+		}},
+	{name: "GUARD_CAPTURE_MAX_BYTES", def: "268435456", desc: "bound of the kept steps' JSON in bytes (256 MiB); the oldest go first",
+		set: func(c *Config, v string) string {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1<<20 || n > 1<<40 {
+				return "a whole number of bytes from 1048576 (1 MiB) to 1099511627776 (1 TiB)"
+			}
+			c.CaptureMaxBytes = n
+			return ""
+		}},
+	{name: "GUARD_CAPTURE_MAX_AGE_HOURS", def: "168", desc: "kept steps older than this are deleted (7 days)",
+		set: func(c *Config, v string) string {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 24*366 {
+				return "a whole number of hours from 1 to 8784"
+			}
+			c.CaptureMaxAge = time.Duration(n) * time.Hour
 			return ""
 		}},
 	{name: "OBSERVABILITY_ENABLED", def: "true", desc: "record an event per evaluated control and serve the observability API",

@@ -32,6 +32,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/guardrail-control/guard/server"
+	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/observability"
 	"github.com/guardrail-control/guard/server/ui"
 	"github.com/guardrail-control/guard/store"
@@ -194,6 +195,23 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 			}
 		}()
 	}
+	// Step capture (GUARD_CAPTURE_AGENTS): nil, and off, unless agents are named. Closed before the
+	// database, after the HTTP server has drained.
+	capRec, err := capture.New(st, capture.Config{Agents: cfg.CaptureAgents, RedactPaths: cfg.CaptureRedact,
+		MaxBytes: cfg.CaptureMaxBytes, MaxAge: cfg.CaptureMaxAge, Logger: logger})
+	if err != nil {
+		return fmt.Errorf("GUARD_CAPTURE_AGENTS, GUARD_CAPTURE_REDACT: %w", err)
+	}
+	if capRec != nil {
+		logger.Info("step capture is on: evaluated steps of these agents are kept for replay", zap.Strings("agents", capRec.Agents()))
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := capRec.Close(cctx); err != nil {
+				logger.Warn("captured steps could not all be written", zap.Error(err))
+			}
+		}()
+	}
 	stopPruner := observability.StartPruner(context.Background(), st, time.Duration(cfg.RetentionDays)*24*time.Hour, logger)
 	defer stopPruner()
 
@@ -219,6 +237,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithPprof(cfg.Pprof),
 		server.WithEvaluationTimeout(cfg.EvaluationTimeout),
 		server.WithTracerProvider(tp),
+		server.WithCapture(capRec),
 	)
 	if err != nil {
 		return err

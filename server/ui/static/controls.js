@@ -3,6 +3,7 @@
 import { h, clear, field, fmtTime, badge, errorBox, table, pageHead } from './dom.js';
 import { api, qs, session } from './api.js';
 import { pager } from './agents.js';
+import { replayPanel } from './replay.js';
 
 export async function controlsView(el) {
   const state = { cursors: [''], page: 0 };
@@ -138,6 +139,8 @@ export async function controlEditView(el, controlId) {
   const enabledProblems = h('div', { class: 'problems', id: 'ctl-enabled-problems', dataset: { field: 'enabled' } });
   i.enabled.setAttribute('aria-describedby', enabledProblems.id);
   const steerOnly = [];
+  // The replay of the edit against the captured steps (replay.js); it reads the form as Save does.
+  const replay = replayPanel({ control, name: () => i.name.value.trim(), draft: () => collect(), readOnly: ro });
 
   // collect reads the form into control data; problems holds what can be told without the server.
   function collect() {
@@ -259,7 +262,8 @@ export async function controlEditView(el, controlId) {
         catch { validate(); }
       } }, 'Format JSON'),
       h('p', { class: 'muted small' }, 'See ', h('a', { href: '#/evaluators' }, 'the evaluators'), ' for their config schemas.'))),
-  h('div', { class: 'toolbar form-actions' }, h('button', { type: 'submit', class: 'primary', id: 'save-control', disabled: ro }, control ? 'Save' : 'Create control'), status));
+  h('div', { class: 'toolbar form-actions' }, h('button', { type: 'submit', class: 'primary', id: 'save-control', disabled: ro }, control ? 'Save' : 'Create control'), replay.button, status),
+  replay.out);
 
   const heading = h('h1', {}, control ? `Control ${control.name}` : 'New control');
   const metaText = (c) => `#${c.control_id} · version ${c.version} · ${c.enabled ? 'enabled' : 'disabled'} · updated ${fmtTime(c.updated_at)}`;

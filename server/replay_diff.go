@@ -1,0 +1,365 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	guard "github.com/guardrail-control/guard"
+)
+
+// The replay of a draft control set (POST /api/v1/controls/replay): every captured step in range is
+// evaluated by two engines built with the public Engine API, one over the agent's current controls and
+// one over the draft, and the differences are counted. The engines are compiled once per agent and
+// shared by the workers (an Engine is safe for concurrent use); each worker keeps its own tallies, merged
+// at the end, so the loop takes no lock.
+
+// Kinds of change between the current and the draft decision.
+const (
+	changeSteer = "steer_changed" // both steer, with a different steering context or reason
+)
+
+// replayOutcome is one side of a changed step in a sample.
+type replayOutcome struct {
+	Decision        guard.Decision         `json:"decision"`
+	Reason          string                 `json:"reason,omitempty"`
+	SteeringContext *guard.SteeringContext `json:"steering_context,omitempty"`
+	Matched         []string               `json:"matched_controls"`
+	Errors          []string               `json:"error_controls"`
+}
+
+// replaySample is a step whose decision changes, with both outcomes.
+type replaySample struct {
+	Kind      string          `json:"kind"`
+	StepID    int64           `json:"step_id"`
+	AgentName string          `json:"agent_name"`
+	Stage     guard.Stage     `json:"stage"`
+	Timestamp time.Time       `json:"timestamp"`
+	Step      json.RawMessage `json:"step"`
+	// StepTruncated says Step holds only the type and name: the step was larger than 64 KiB.
+	StepTruncated bool           `json:"step_truncated,omitempty"`
+	Recorded      guard.Decision `json:"recorded_decision"`
+	Current       replayOutcome  `json:"current"`
+	Draft         replayOutcome  `json:"draft"`
+	order         int
+}
+
+// replayControlStats counts, for one control, on how many replayed steps it matched before and after.
+type replayControlStats struct {
+	ControlID       *int64 `json:"control_id"` // null for a control only the draft has
+	ControlName     string `json:"control_name"`
+	InDraft         bool   `json:"in_draft"`
+	MatchedCurrent  int    `json:"matched_current"`
+	MatchedDraft    int    `json:"matched_draft"`
+	NewlyMatched    int    `json:"newly_matched"`
+	NoLongerMatched int    `json:"no_longer_matched"`
+	ErrorsCurrent   int    `json:"errors_current"`
+	ErrorsDraft     int    `json:"errors_draft"`
+}
+
+// ReplayResult is the answer of a replay: what changes between the current controls and the draft.
+type replayResult struct {
+	AgentName     *string              `json:"agent_name"`
+	StartTime     time.Time            `json:"start_time"`
+	EndTime       time.Time            `json:"end_time"`
+	Limit         int                  `json:"limit"`
+	StepsReplayed int                  `json:"steps_replayed"`
+	StepsChanged  int                  `json:"steps_changed"`
+	Truncated     bool                 `json:"truncated"`
+	StepsSkipped  int                  `json:"steps_skipped"`
+	Message       string               `json:"message,omitempty"`
+	Changes       map[string]int       `json:"changes"`
+	Controls      []replayControlStats `json:"controls"`
+	Samples       []replaySample       `json:"samples"`
+	DurationMS    float64              `json:"duration_ms"`
+}
+
+// replayEngines are the two engines of one agent, and the names of their controls.
+type replayEngines struct {
+	current, draft *guard.Engine
+	// deltaCurrent and deltaDraft hold only the controls the draft names: their current data and their
+	// draft data (new controls in deltaDraft only).
+	deltaCurrent, deltaDraft *guard.Engine
+}
+
+// controlKey identifies a control across both engines: its id, or for a control only the draft has,
+// its name (with id 0).
+type controlKey struct {
+	id   int64
+	name string
+}
+
+// tally is one worker's counts.
+type tally struct {
+	replayed, changed int
+	changes           map[string]int
+	controls          map[controlKey]*replayControlStats
+	samples           map[string][]replaySample
+}
+
+func newTally() *tally {
+	return &tally{changes: map[string]int{}, controls: map[controlKey]*replayControlStats{}, samples: map[string][]replaySample{}}
+}
+
+func (t *tally) control(cr *guard.ControlResult) *replayControlStats {
+	k := controlKey{id: cr.ControlID}
+	if cr.ControlID <= 0 {
+		k = controlKey{name: cr.ControlName}
+	}
+	c := t.controls[k]
+	if c == nil {
+		c = &replayControlStats{ControlName: cr.ControlName}
+		if cr.ControlID > 0 {
+			id := cr.ControlID
+			c.ControlID = &id
+		}
+		t.controls[k] = c
+	}
+	return c
+}
+
+// replayRun is the input of one replay.
+type replayRun struct {
+	steps      []guard.CapturedStep
+	engines    map[string]*replayEngines // by agent; a missing agent's steps are skipped
+	sampleSize int
+	evalTO     time.Duration
+	progress   *atomic.Int64
+}
+
+// run replays the steps on up to GOMAXPROCS workers and merges their tallies.
+func (rr *replayRun) run(ctx context.Context) (*tally, int, error) {
+	workers := max(1, min(runtime.GOMAXPROCS(0), 4, len(rr.steps)/256+1))
+	tallies := make([]*tally, workers)
+	skipped := make([]int, workers)
+	errs := make([]error, workers)
+	var next atomic.Int64
+	const chunk = 64
+	var wg sync.WaitGroup
+	for w := range workers {
+		tallies[w] = newTally()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := tallies[w]
+			for {
+				start := int(next.Add(chunk)) - chunk
+				if start >= len(rr.steps) || ctx.Err() != nil {
+					if ctx.Err() != nil {
+						errs[w] = ctx.Err()
+					}
+					return
+				}
+				end := min(start+chunk, len(rr.steps))
+				for i := start; i < end; i++ {
+					if !rr.one(ctx, t, i) {
+						skipped[w]++
+					}
+				}
+				if rr.progress != nil {
+					rr.progress.Add(int64(end - start))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	out := tallies[0]
+	skip := skipped[0]
+	for w := 1; w < workers; w++ {
+		out.merge(tallies[w])
+		skip += skipped[w]
+	}
+	for kind, ss := range out.samples {
+		sort.Slice(ss, func(i, j int) bool { return ss[i].order < ss[j].order })
+		out.samples[kind] = ss[:min(len(ss), rr.sampleSize)]
+	}
+	return out, skip, nil
+}
+
+func (t *tally) merge(o *tally) {
+	t.replayed += o.replayed
+	t.changed += o.changed
+	for k, n := range o.changes {
+		t.changes[k] += n
+	}
+	for k, c := range o.controls {
+		m := t.controls[k]
+		if m == nil {
+			t.controls[k] = c
+			continue
+		}
+		m.MatchedCurrent += c.MatchedCurrent
+		m.MatchedDraft += c.MatchedDraft
+		m.NewlyMatched += c.NewlyMatched
+		m.NoLongerMatched += c.NoLongerMatched
+		m.ErrorsCurrent += c.ErrorsCurrent
+		m.ErrorsDraft += c.ErrorsDraft
+	}
+	for k, ss := range o.samples {
+		t.samples[k] = append(t.samples[k], ss...)
+	}
+}
+
+// one replays step i; it reports false when the step was skipped (its agent is gone, or it no longer
+// decodes).
+//
+// The decisions come from Engine.Check on the two full engines (decision only: no per-control result,
+// a few µs for 100 controls, where Evaluate builds a result for every control). The per-control counts
+// come from Evaluate on two small engines holding only the controls the draft names (their current and
+// their draft data): the other controls are the same on both sides, so they match the same steps and
+// cannot change. The full results are built only for the steps kept as samples.
+func (rr *replayRun) one(ctx context.Context, t *tally, i int) bool {
+	cs := &rr.steps[i]
+	eng := rr.engines[cs.AgentName]
+	if eng == nil {
+		return false
+	}
+	var step guard.Step
+	if err := json.Unmarshal(cs.Step, &step); err != nil {
+		return false
+	}
+	// One deadline for the step's four evaluations: twice what POST /evaluation gives one evaluation
+	// (one timer per step instead of four; it only matters for evaluators that call out).
+	ctx, cancel := context.WithTimeout(ctx, 2*rr.evalTO)
+	defer cancel()
+	curD, curOK := checkOne(ctx, eng.current, &step, cs.Stage)
+	drD, drOK := checkOne(ctx, eng.draft, &step, cs.Stage)
+	if !curOK || !drOK {
+		return false
+	}
+	before := evalOne(ctx, eng.deltaCurrent, &step, cs.Stage)
+	after := evalOne(ctx, eng.deltaDraft, &step, cs.Stage)
+	if before == nil || after == nil {
+		return false
+	}
+	t.replayed++
+	t.count(before, after)
+	kind := changeKind(curD, drD)
+	if kind == "" {
+		return true
+	}
+	t.changed++
+	t.changes[kind]++
+	if len(t.samples[kind]) < rr.sampleSize {
+		cur := evalOne(ctx, eng.current, &step, cs.Stage)
+		dr := evalOne(ctx, eng.draft, &step, cs.Stage)
+		if cur != nil && dr != nil {
+			sm := replaySample{Kind: kind, StepID: cs.ID, AgentName: cs.AgentName, Stage: cs.Stage, Timestamp: cs.Time,
+				Step: cs.Step, Recorded: cs.Decision, Current: outcome(cur), Draft: outcome(dr), order: i}
+			if len(sm.Step) > maxSampleStepBytes {
+				sm.Step, _ = json.Marshal(guard.Step{Type: step.Type, Name: step.Name})
+				sm.StepTruncated = true
+			}
+			t.samples[kind] = append(t.samples[kind], sm)
+		}
+	}
+	return true
+}
+
+// count adds one step's matches and errors of the draft's controls, before and after.
+func (t *tally) count(before, after *guard.Result) {
+	for j := range before.Matches {
+		c := t.control(&before.Matches[j])
+		c.MatchedCurrent++
+		if !hasControl(after.Matches, &before.Matches[j]) {
+			c.NoLongerMatched++
+		}
+	}
+	for j := range after.Matches {
+		c := t.control(&after.Matches[j])
+		c.MatchedDraft++
+		if !hasControl(before.Matches, &after.Matches[j]) {
+			c.NewlyMatched++
+		}
+	}
+	for j := range before.Errors {
+		t.control(&before.Errors[j]).ErrorsCurrent++
+	}
+	for j := range after.Errors {
+		t.control(&after.Errors[j]).ErrorsDraft++
+	}
+	// Controls that neither matched nor failed still appear, with zero counts.
+	for j := range before.NonMatches {
+		t.control(&before.NonMatches[j])
+	}
+	for j := range after.NonMatches {
+		t.control(&after.NonMatches[j])
+	}
+}
+
+// replayDecision is the outcome of Engine.Check: the decision, and for a steer what steers.
+type replayDecision struct {
+	d     guard.Decision
+	steer *guard.ControlSteerError
+}
+
+// checkOne runs Engine.Check; ok is false when the step cannot be checked.
+func checkOne(ctx context.Context, e *guard.Engine, step *guard.Step, stage guard.Stage) (replayDecision, bool) {
+	err := e.Check(ctx, step, stage)
+	if err == nil {
+		return replayDecision{d: guard.DecisionAllow}, true
+	}
+	var deny *guard.ControlViolationError
+	if errors.As(err, &deny) {
+		return replayDecision{d: guard.DecisionDeny}, true
+	}
+	var steer *guard.ControlSteerError
+	if errors.As(err, &steer) {
+		return replayDecision{d: guard.DecisionSteer, steer: steer}, true
+	}
+	return replayDecision{}, false
+}
+
+// evalOne evaluates step; nil when it cannot be evaluated.
+func evalOne(ctx context.Context, e *guard.Engine, step *guard.Step, stage guard.Stage) *guard.Result {
+	res, err := e.Evaluate(ctx, step, stage)
+	if err != nil {
+		return nil
+	}
+	return res
+}
+
+func hasControl(list []guard.ControlResult, cr *guard.ControlResult) bool {
+	for i := range list {
+		if list[i].ControlID == cr.ControlID && (cr.ControlID > 0 || list[i].ControlName == cr.ControlName) {
+			return true
+		}
+	}
+	return false
+}
+
+// changeKind names how the decision changes ("allow_to_deny", ..., "steer_changed": both steer, with
+// another message or steering context), or "" when it does not.
+func changeKind(cur, dr replayDecision) string {
+	if cur.d != dr.d {
+		return string(cur.d) + "_to_" + string(dr.d)
+	}
+	if cur.d == guard.DecisionSteer && (cur.steer.Message != dr.steer.Message ||
+		!reflect.DeepEqual(cur.steer.SteeringContext, dr.steer.SteeringContext)) {
+		return changeSteer
+	}
+	return ""
+}
+
+func outcome(r *guard.Result) replayOutcome {
+	o := replayOutcome{Decision: r.Decision, Reason: r.Reason, SteeringContext: r.SteeringContext,
+		Matched: make([]string, 0, len(r.Matches)), Errors: make([]string, 0, len(r.Errors))}
+	for i := range r.Matches {
+		o.Matched = append(o.Matched, r.Matches[i].ControlName)
+	}
+	for i := range r.Errors {
+		o.Errors = append(o.Errors, r.Errors[i].ControlName)
+	}
+	return o
+}

@@ -1,0 +1,377 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/server/capture"
+	"github.com/guardrail-control/guard/store"
+	"github.com/guardrail-control/guard/store/storetest"
+)
+
+// denyData is enabled control data denying steps whose input.text matches pattern.
+func denyData(pattern string) map[string]any {
+	return map[string]any{
+		"enabled":   true,
+		"scope":     map[string]any{"stages": []string{"pre"}},
+		"condition": map[string]any{"selector": map[string]any{"path": "input.text"}, "evaluator": map[string]any{"name": "regex", "config": map[string]any{"pattern": pattern}}},
+		"action":    map[string]any{"decision": "deny"},
+	}
+}
+
+// captureTS is a test server capturing the steps of the given agents, redacting context.user_email and
+// input.password; it returns the server and its recorder.
+func captureTS(t *testing.T, st *store.Store, agents []string, opts ...Option) (*tserver, *capture.Recorder) {
+	t.Helper()
+	rec, err := capture.New(st, capture.Config{Agents: agents, RedactPaths: []string{"context.user_email", "input.password"},
+		FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rec.Close(context.Background()) })
+	return newTSOn(t, st, append([]Option{WithCapture(rec)}, opts...)...), rec
+}
+
+// seedAgent creates agent with one linked control "block-drop" denying input.text matching "drop" and
+// returns the control's id.
+func seedAgent(ts *tserver, agent string) int64 {
+	ts.t.Helper()
+	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": agent}, "steps": []any{}})
+	c := ts.ok(201, "PUT", "/api/v1/controls", map[string]any{"name": "block-drop-" + agent, "data": denyData("drop")})
+	id := int64(c["control_id"].(float64))
+	ts.ok(200, "POST", fmt.Sprintf("/api/v1/agents/%s/controls/%d", agent, id), nil)
+	return id
+}
+
+func evalText(ts *tserver, agent, text string) string {
+	ts.t.Helper()
+	r := ts.ok(200, "POST", "/api/v1/evaluation", map[string]any{"agent_name": agent, "stage": "pre",
+		"step": map[string]any{"type": "tool", "name": "sql", "input": map[string]any{"text": text, "password": "hunter2"},
+			"context": map[string]any{"user_email": "a@example.com", "tenant": "t1"}}})
+	return r["decision"].(string)
+}
+
+func TestCaptureStoresEvaluatedStepsRedacted(t *testing.T) {
+	st := storetest.SQLite(t)
+	ts, rec := captureTS(t, st, []string{"Bot"})
+	seedAgent(ts, "bot")
+	seedAgent(ts, "other")
+	if d := evalText(ts, "bot", "drop table users"); d != "deny" {
+		t.Fatalf("decision %s", d)
+	}
+	evalText(ts, "bot", "hello")
+	evalText(ts, "other", "not captured")
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := st.CapturedSteps(context.Background(), guard.CaptureQuery{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d captured steps, want the 2 of the captured agent", len(got))
+	}
+	if got[0].AgentName != "bot" || got[0].Decision != guard.DecisionDeny || got[0].Stage != guard.StagePre ||
+		got[0].StepType != "tool" || got[0].StepName != "sql" || got[0].Source != "server" || got[1].Decision != guard.DecisionAllow {
+		t.Errorf("captured %+v", got[0])
+	}
+	body := string(got[0].Step)
+	for _, secret := range []string{"a@example.com", "hunter2"} {
+		if strings.Contains(body, secret) {
+			t.Errorf("stored step holds %q: %s", secret, body)
+		}
+	}
+	if !strings.Contains(body, `"user_email":"[REDACTED]"`) || !strings.Contains(body, `"tenant":"t1"`) || !strings.Contains(body, "drop table users") {
+		t.Errorf("stored step %s", body)
+	}
+}
+
+func TestCaptureOffStoresNothing(t *testing.T) {
+	st := storetest.SQLite(t)
+	ts := newTSOn(t, st)
+	seedAgent(ts, "bot")
+	evalText(ts, "bot", "drop")
+	got, _, err := st.CapturedSteps(context.Background(), guard.CaptureQuery{Limit: 10})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("capture off stored %d steps (%v)", len(got), err)
+	}
+}
+
+// replayFixture captures four steps of agent bot: two denied by "drop", two allowed.
+func replayFixture(t *testing.T, opts ...Option) (*tserver, int64) {
+	t.Helper()
+	st := storetest.SQLite(t)
+	ts, rec := captureTS(t, st, []string{"bot"}, opts...)
+	id := seedAgent(ts, "bot")
+	for _, text := range []string{"drop table", "delete everything", "hello", "drop it, delete it"} {
+		evalText(ts, "bot", text)
+	}
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return ts, id
+}
+
+func TestReplayTightenedControl(t *testing.T) {
+	ts, id := replayFixture(t)
+	r := ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot",
+		"controls": []any{map[string]any{"id": id, "data": denyData("drop|delete")}}})
+	if r["status"] != "done" {
+		t.Fatalf("status %v", r["status"])
+	}
+	res := r["result"].(map[string]any)
+	if res["steps_replayed"] != 4.0 || res["steps_changed"] != 1.0 || res["truncated"] != false {
+		t.Fatalf("result %v", res)
+	}
+	if ch := res["changes"].(map[string]any); len(ch) != 1 || ch["allow_to_deny"] != 1.0 {
+		t.Errorf("changes %v", ch)
+	}
+	ctl := res["controls"].([]any)[0].(map[string]any)
+	if ctl["control_id"] != float64(id) || ctl["matched_current"] != 2.0 || ctl["matched_draft"] != 3.0 ||
+		ctl["newly_matched"] != 1.0 || ctl["no_longer_matched"] != 0.0 || ctl["in_draft"] != true {
+		t.Errorf("control stats %v", ctl)
+	}
+	samples := res["samples"].([]any)
+	if len(samples) != 1 {
+		t.Fatalf("samples %v", samples)
+	}
+	s := samples[0].(map[string]any)
+	step, _ := json.Marshal(s["step"])
+	if s["kind"] != "allow_to_deny" || !strings.Contains(string(step), "delete everything") || strings.Contains(string(step), "hunter2") ||
+		s["current"].(map[string]any)["decision"] != "allow" || s["draft"].(map[string]any)["decision"] != "deny" ||
+		s["recorded_decision"] != "allow" {
+		t.Errorf("sample %v", s)
+	}
+}
+
+func TestReplayLoosenedAndNewControls(t *testing.T) {
+	ts, id := replayFixture(t)
+	// Loosen block-drop to match nothing of the fixture, and add a new control denying "hello".
+	r := ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{
+		"controls": []any{
+			map[string]any{"name": "block-drop-bot", "data": denyData("^never$")},
+			map[string]any{"name": "block-hello", "data": denyData("hello")},
+		}})
+	res := r["result"].(map[string]any)
+	if res["agent_name"] != nil || res["steps_replayed"] != 4.0 || res["steps_changed"] != 3.0 {
+		t.Fatalf("result %v", res)
+	}
+	if ch := res["changes"].(map[string]any); ch["deny_to_allow"] != 2.0 || ch["allow_to_deny"] != 1.0 {
+		t.Errorf("changes %v", ch)
+	}
+	ctls := res["controls"].([]any)
+	if len(ctls) != 2 {
+		t.Fatalf("controls %v", ctls)
+	}
+	old, added := ctls[0].(map[string]any), ctls[1].(map[string]any)
+	if old["control_id"] != float64(id) || old["no_longer_matched"] != 2.0 ||
+		added["control_id"] != nil || added["control_name"] != "block-hello" || added["newly_matched"] != 1.0 {
+		t.Errorf("controls %v", ctls)
+	}
+}
+
+func TestReplayBadInput(t *testing.T) {
+	ts, id := replayFixture(t)
+	bad := denyData("x")
+	bad["action"] = map[string]any{"decision": "explode"}
+	tests := []struct {
+		name   string
+		body   any
+		status int
+		field  string
+	}{
+		{"draft does not validate", map[string]any{"agent_name": "bot", "controls": []any{map[string]any{"id": id, "data": bad}}}, 422, "controls.0.data.action.decision"},
+		{"no data", map[string]any{"controls": []any{map[string]any{"id": id}}}, 422, "controls.0.data"},
+		{"unknown control id", map[string]any{"controls": []any{map[string]any{"id": 9999, "data": denyData("x")}}}, 422, "controls.0.id"},
+		{"neither id nor name", map[string]any{"controls": []any{map[string]any{"data": denyData("x")}}}, 422, "controls.0.name"},
+		{"same control twice", map[string]any{"controls": []any{map[string]any{"id": id, "data": denyData("x")}, map[string]any{"name": "block-drop-bot", "data": denyData("y")}}}, 422, "controls.1.name"},
+		{"empty draft", map[string]any{"controls": []any{}}, 422, "controls"},
+		{"bad agent name", map[string]any{"agent_name": "no spaces allowed", "controls": []any{map[string]any{"id": id, "data": denyData("x")}}}, 422, "agent_name"},
+		{"unknown agent", map[string]any{"agent_name": "ghost", "controls": []any{map[string]any{"id": id, "data": denyData("x")}}}, 404, ""},
+		{"range backwards", map[string]any{"start_time": "2026-01-02T00:00:00Z", "end_time": "2026-01-01T00:00:00Z", "controls": []any{map[string]any{"id": id, "data": denyData("x")}}}, 422, "start_time"},
+		{"limit too large", map[string]any{"limit": 100001, "controls": []any{map[string]any{"id": id, "data": denyData("x")}}}, 422, "limit"},
+		{"unknown field", map[string]any{"agent": "bot", "controls": []any{map[string]any{"id": id, "data": denyData("x")}}}, 422, "agent"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := ts.do("POST", "/api/v1/controls/replay", tt.body)
+			if r.Code != tt.status {
+				t.Fatalf("status %d, want %d: %s", r.Code, tt.status, r.Body)
+			}
+			p := r.problem(t)
+			if tt.field == "" {
+				if p.ErrorCode != "AGENT_NOT_FOUND" {
+					t.Errorf("code %s", p.ErrorCode)
+				}
+				return
+			}
+			for _, e := range p.Errors {
+				if e.Field == tt.field {
+					return
+				}
+			}
+			t.Errorf("problems %+v do not name %s", p.Errors, tt.field)
+		})
+	}
+}
+
+func TestReplayEmptyRangeAnswersZero(t *testing.T) {
+	ts, id := replayFixture(t)
+	r := ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot",
+		"start_time": "2020-01-01T00:00:00Z", "end_time": "2020-01-02T00:00:00Z",
+		"controls": []any{map[string]any{"id": id, "data": denyData("x")}}})
+	res := r["result"].(map[string]any)
+	if res["steps_replayed"] != 0.0 || res["steps_changed"] != 0.0 || !strings.Contains(res["message"].(string), "no captured steps") {
+		t.Errorf("result %v", res)
+	}
+}
+
+func TestReplayRunsAsJobBeyondTheSyncWait(t *testing.T) {
+	ts, id := replayFixture(t, WithReplaySyncWait(0))
+	// The job waits for the test: the answer is the 202 of a running job, deterministically.
+	release := make(chan struct{})
+	ts.srv.jobs.beforeRun = func() { <-release }
+	r := ts.do("POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot",
+		"controls": []any{map[string]any{"id": id, "data": denyData("drop|delete")}}})
+	var view map[string]any
+	switch r.Code {
+	case 202:
+		loc := r.Header.Get("Location")
+		if !strings.HasPrefix(loc, "/api/v1/controls/replay/jobs/") {
+			t.Fatalf("Location %q", loc)
+		}
+		if v := ts.ok(200, "GET", loc, nil); v["status"] != "running" || v["result"] != nil {
+			t.Fatalf("held job %v", v)
+		}
+		close(release)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			view = ts.ok(200, "GET", loc, nil)
+			if view["status"] != "running" || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	default:
+		t.Fatalf("status %d: %s", r.Code, r.Body)
+	}
+	if view["status"] != "done" || view["result"].(map[string]any)["steps_changed"] != 1.0 {
+		t.Fatalf("job %v", view)
+	}
+	if p := view["progress"].(map[string]any); p["steps_total"] != 4.0 || p["steps_done"] != 4.0 {
+		t.Errorf("progress %v", p)
+	}
+	if r := ts.do("GET", "/api/v1/controls/replay/jobs/nosuchjob", nil); r.Code != 404 {
+		t.Errorf("unknown job: %d", r.Code)
+	}
+}
+
+func TestPostCapturedSteps(t *testing.T) {
+	st := storetest.SQLite(t)
+	ts, rec := captureTS(t, st, []string{"bot"})
+	step := map[string]any{"type": "llm", "name": "chat", "input": "hi", "context": map[string]any{"user_email": "x@y.z"}}
+	r := ts.ok(202, "POST", "/api/v1/steps/captured", map[string]any{"steps": []any{
+		map[string]any{"agent_name": "bot", "stage": "pre", "decision": "allow", "step": step, "timestamp": "2026-11-24T10:00:00Z"},
+		map[string]any{"agent_name": "other", "stage": "post", "decision": "deny", "step": step},
+	}})
+	if r["received"] != 2.0 || r["enqueued"] != 1.0 || r["ignored"] != 1.0 || r["dropped"] != 0.0 {
+		t.Fatalf("answer %v", r)
+	}
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := st.CapturedSteps(context.Background(), guard.CaptureQuery{Limit: 10})
+	if len(got) != 1 || got[0].Source != "sdk" || strings.Contains(string(got[0].Step), "x@y.z") ||
+		!got[0].Time.Equal(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)) {
+		t.Fatalf("stored %+v", got)
+	}
+	bad := []struct {
+		body  any
+		field string
+	}{
+		{map[string]any{"steps": []any{}}, "steps"},
+		{map[string]any{"steps": []any{map[string]any{"agent_name": "bot", "stage": "mid", "decision": "allow", "step": step}}}, "steps.0.stage"},
+		{map[string]any{"steps": []any{map[string]any{"agent_name": "bot", "stage": "pre", "decision": "maybe", "step": step}}}, "steps.0.decision"},
+		{map[string]any{"steps": []any{map[string]any{"agent_name": "bot", "stage": "pre", "decision": "allow"}}}, "steps.0.step"},
+	}
+	for _, b := range bad {
+		r := ts.do("POST", "/api/v1/steps/captured", b.body)
+		if r.Code != 422 {
+			t.Fatalf("%v: status %d", b.body, r.Code)
+		}
+		found := false
+		for _, e := range r.problem(t).Errors {
+			found = found || e.Field == b.field
+		}
+		if !found {
+			t.Errorf("%s not named: %s", b.field, r.Body)
+		}
+	}
+}
+
+// TestReplayResponsesMatchOpenAPI validates the answers of the capture and replay routes (results with
+// samples, jobs, problems) against the OpenAPI document.
+func TestReplayResponsesMatchOpenAPI(t *testing.T) {
+	ts, id := replayFixture(t)
+	v := newValidator(t)
+	ts.onResponse = func(req *http.Request, r *resp) {
+		_, pattern := ts.srv.mux.Handler(req)
+		v.check(req, r, pattern)
+	}
+	ctl := func(pattern string) []any { return []any{map[string]any{"id": id, "data": denyData(pattern)}} }
+	ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot", "controls": ctl("drop|delete")})
+	ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"controls": []any{map[string]any{"name": "new-one", "data": denyData("hello")}}})
+	ts.do("POST", "/api/v1/controls/replay", map[string]any{"agent_name": "ghost", "controls": ctl("x")})
+	ts.do("POST", "/api/v1/controls/replay", map[string]any{"controls": []any{}})
+	ts.do("GET", "/api/v1/controls/replay/jobs/none", nil)
+	ts.srv.cfg.replay.syncWait = 0
+	release := make(chan struct{})
+	ts.srv.jobs.beforeRun = func() { <-release }
+	r := ts.do("POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot", "controls": ctl("x")})
+	ts.do("GET", r.Header.Get("Location"), nil)
+	close(release)
+	ts.do("POST", "/api/v1/steps/captured", map[string]any{"steps": []any{map[string]any{"agent_name": "bot", "stage": "pre",
+		"decision": "allow", "step": map[string]any{"type": "llm", "name": "chat"}}}})
+	ts.do("POST", "/api/v1/steps/captured", map[string]any{"steps": []any{}})
+	if len(v.seen) < 6 {
+		t.Fatalf("only %d (route, status) pairs validated: %v", len(v.seen), v.seen)
+	}
+}
+
+func TestReplayLimitAndLargeSteps(t *testing.T) {
+	ts, id := replayFixture(t)
+	r := ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot", "limit": 2,
+		"controls": []any{map[string]any{"id": id, "data": denyData("drop|delete")}}})
+	res := r["result"].(map[string]any)
+	if res["steps_replayed"] != 2.0 || res["truncated"] != true {
+		t.Fatalf("limit 2: %v", res)
+	}
+	// A step larger than 64 KiB is shown by type and name only.
+	big, _ := json.Marshal(guard.Step{Type: "tool", Name: "sql", Input: map[string]any{"text": "delete " + strings.Repeat("x", 70<<10)}})
+	if err := ts.st.InsertCapturedSteps(context.Background(), []guard.CapturedStep{{AgentName: "bot", Stage: guard.StagePre,
+		StepType: "tool", StepName: "sql", Step: big, Decision: guard.DecisionAllow, Time: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	r = ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot",
+		"controls": []any{map[string]any{"id": id, "data": denyData("delete")}}})
+	res = r["result"].(map[string]any)
+	var found bool
+	for _, s := range res["samples"].([]any) {
+		s := s.(map[string]any)
+		if s["step_truncated"] == true {
+			found = true
+			if st := s["step"].(map[string]any); st["type"] != "tool" || st["name"] != "sql" || st["input"] != nil {
+				t.Errorf("truncated step %v", st)
+			}
+		}
+	}
+	if !found || res["steps_replayed"] != 5.0 {
+		t.Fatalf("no truncated sample: %v", res)
+	}
+}
