@@ -97,20 +97,20 @@ type tableRef struct{ schema, name string }
 
 // facts are what the checks need to know about one statement.
 type facts struct {
-	op        string
-	tables    []tableRef
-	joins     int
-	unions    int
-	depth     int
-	hasWhere  bool // UPDATE and DELETE
-	filtered  bool // SELECT, UPDATE or DELETE: the kind required_column_values applies to
-	selects   []*sqlparser.Select
-	where     []sqlparser.Expr // top-level WHERE clauses (one per SELECT of a union, or the UPDATE/DELETE's)
-	limit     *sqlparser.Limit
-	hasLimit  bool
-	stmt      sqlparser.Statement
-	isSelect  bool
-	cteNames  map[string]bool
+	op       string
+	tables   []tableRef
+	joins    int
+	unions   int
+	depth    int
+	hasWhere bool // UPDATE and DELETE
+	filtered bool // SELECT, UPDATE or DELETE: the kind required_column_values applies to
+	selects  []*sqlparser.Select
+	where    []sqlparser.Expr // top-level WHERE clauses (one per SELECT of a union, or the UPDATE/DELETE's)
+	limit    *sqlparser.Limit
+	hasLimit bool
+	stmt     sqlparser.Statement
+	isSelect bool
+	cteNames map[string]bool
 }
 
 // analyze gathers the facts of a parsed statement.
