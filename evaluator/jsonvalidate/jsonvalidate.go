@@ -18,6 +18,10 @@
 //	allow_invalid_json  false (default): string data that is not valid JSON is a match (a violation);
 //	                    true: such text is not checked and does not match
 //
+// The reference implementation's names are accepted too, with its semantics (see reference.go):
+// json_schema, required_fields, field_constraints, field_patterns, pattern_match_logic,
+// allow_extra_fields, allow_null_required and case_sensitive_enums.
+//
 // Types and constraints apply to a field only when it is present; combine them with required. When any of
 // required, field_types and constraints is given, the data must be a JSON object. Everything is compiled
 // once, when the control is built.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/evaluator/internal/benchcpu"
 )
 
 // text2KB is about 2 KB of support-chat output with numbers that are not personal data (dates, times,
@@ -30,11 +31,13 @@ func benchEval(b *testing.B, text string) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(text)))
 	b.ResetTimer()
+	stop := benchcpu.Start(b)
 	for i := 0; i < b.N; i++ {
 		if _, err := e.Evaluate(ctx, d); err != nil {
 			b.Fatal(err)
 		}
 	}
+	stop()
 }
 
 // BenchmarkPII2KBClean: all entities on 2 KB with numbers but no personal data.

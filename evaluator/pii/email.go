@@ -44,25 +44,34 @@ func scanEmails(text string, out []Finding) []Finding {
 	}
 }
 
-// validDomain checks labels (non-empty, no leading or trailing hyphen) and an alphabetic TLD.
+// validDomain checks labels (non-empty, no leading or trailing hyphen, at least two) and an alphabetic
+// TLD of two or more letters, without allocating.
 func validDomain(d string) bool {
-	labels := strings.Split(d, ".")
-	if len(labels) < 2 {
-		return false
-	}
-	for _, l := range labels {
+	labels := 0
+	for len(d) > 0 {
+		l := d
+		if i := strings.IndexByte(d, '.'); i >= 0 {
+			l, d = d[:i], d[i+1:]
+			if d == "" {
+				return false // trailing dot: an empty last label
+			}
+		} else {
+			d = ""
+		}
 		if l == "" || l[0] == '-' || l[len(l)-1] == '-' {
 			return false
 		}
-	}
-	tld := labels[len(labels)-1]
-	if len(tld) < 2 {
-		return false
-	}
-	for i := 0; i < len(tld); i++ {
-		if isDigit(tld[i]) || tld[i] == '-' {
-			return false
+		labels++
+		if d == "" { // l is the TLD
+			if labels < 2 || len(l) < 2 {
+				return false
+			}
+			for i := 0; i < len(l); i++ {
+				if isDigit(l[i]) || l[i] == '-' {
+					return false
+				}
+			}
 		}
 	}
-	return true
+	return labels >= 2
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/evaluator/internal/benchcpu"
 )
 
 // prose2KB is about 2 KB of ordinary agent output with a few of the rules' keywords ("key", "token",
@@ -33,11 +34,13 @@ func benchEval(b *testing.B, cfg map[string]any, text string) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(text)))
 	b.ResetTimer()
+	stop := benchcpu.Start(b)
 	for i := 0; i < b.N; i++ {
 		if _, err := built.Evaluator.Evaluate(ctx, d); err != nil {
 			b.Fatal(err)
 		}
 	}
+	stop()
 }
 
 // BenchmarkSecrets2KBProse: all rules on 2 KB of prose without a secret.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/evaluator/internal/benchcpu"
 )
 
 // typicalQuery is an agent's reporting query: a join, a tenant filter, a subquery, a LIMIT.
@@ -23,10 +24,12 @@ func BenchmarkSQLTypicalQuery(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
+	stop := benchcpu.Start(b)
 	for i := 0; i < b.N; i++ {
 		res, err := e.Evaluate(ctx, d)
 		if err != nil || res.Matched {
 			b.Fatal(err, res.Message)
 		}
 	}
+	stop()
 }
