@@ -45,9 +45,6 @@ func sepBit(c byte) uint8 {
 	return sepDot
 }
 
-// oneSep reports whether exactly one kind of separator is used.
-func oneSep(s uint8) bool { return s != 0 && s&(s-1) == 0 }
-
 // scanNumbers finds digit runs ("+1 (415) 555-2671", "4111 1111 1111 1111", "078-05-1121") and
 // classifies each as a card, an SSN or a phone number.
 func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
