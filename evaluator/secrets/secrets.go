@@ -36,6 +36,10 @@ const (
 	maxAllowPatterns = 100
 	defaultFindings  = 20
 	maxFindingsLimit = 100
+	// maxWindow bounds one regex run (bytes); maxTotalFindings bounds the findings of one text (the
+	// verdict is settled long before).
+	maxWindow        = 4096
+	maxTotalFindings = 1000
 )
 
 func stringsAny(list []string) []any {
@@ -298,8 +302,16 @@ func (e *Evaluator) Scan(ctx context.Context, text string) ([]Finding, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for _, w := range sc.wins {
+		for i, w := range sc.wins {
+			if i > 0 && i%16 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			out = e.scanWindow(r, text, w, out)
+			if len(out) >= maxTotalFindings {
+				break
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -328,7 +340,9 @@ func (r *rule) windows(text string, hits []hit, out []window) []window {
 			}
 			w.end = min(n, op+r.maxLen)
 		}
-		if k := len(out); k > 0 && w.start <= out[k-1].end {
+		// Merge overlapping windows, but keep each under maxWindow bytes: the regexes are linear, yet a
+		// text crowded with keywords must not turn into one long regex run that cannot be interrupted.
+		if k := len(out); k > 0 && w.start <= out[k-1].end && max(out[k-1].end, w.end)-out[k-1].start <= maxWindow {
 			out[k-1].end = max(out[k-1].end, w.end)
 			continue
 		}
@@ -342,10 +356,14 @@ func (e *Evaluator) scanWindow(r *rule, text string, w window, out []Finding) []
 	sub := text[w.start:w.end]
 	matches := r.re.FindAllStringSubmatchIndex(sub, -1)
 	if len(matches) > 0 && w.end < len(text) && matches[len(matches)-1][1] == len(sub) {
-		// The last match reaches the window's end, where $ matched or the token was cut: scan on to the
-		// end of the text instead.
-		sub = text[w.start:]
+		// The last match reaches the window's end, where $ matched or the token was cut: scan a longer
+		// window once, and drop a last match that still reaches its end (it cannot be confirmed).
+		end := min(len(text), w.end+maxWindow)
+		sub = text[w.start:end]
 		matches = r.re.FindAllStringSubmatchIndex(sub, -1)
+		if n := len(matches); n > 0 && end < len(text) && matches[n-1][1] == len(sub) {
+			matches = matches[:n-1]
+		}
 	}
 	for _, m := range matches {
 		s, t := secretSpan(m, r.secretGroup)
@@ -354,7 +372,7 @@ func (e *Evaluator) scanWindow(r *rule, text string, w window, out []Finding) []
 			continue
 		}
 		f := Finding{Rule: r.id, Group: r.group, Start: w.start + s, End: w.start + t}
-		if !slices.Contains(out, f) {
+		if len(out) < maxTotalFindings && !slices.Contains(out, f) {
 			out = append(out, f)
 		}
 	}

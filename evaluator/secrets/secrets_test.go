@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guardrail-control/guard/evaluator"
 )
@@ -202,5 +203,24 @@ func TestAssignRulesAreMarked(t *testing.T) {
 				t.Errorf("%s is not recognised as a name = value rule", id)
 			}
 		}
+	}
+}
+
+// TestCrowdedTextStaysBounded: a large text crowded with keywords and assignments is scanned in bounded
+// windows and answers (a match, or the context's error) instead of running one long regex.
+func TestCrowdedTextStaysBounded(t *testing.T) {
+	e := build(t, nil)
+	text := strings.Repeat(`key = "Zq8vN3xR7tL2mK9pW4sY6bH1" `, 30000) // about 1 MB
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := e.Evaluate(ctx, &evaluator.Data{Value: text, Text: text})
+	if err != nil {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !res.Matched || res.Metadata["finding_count"].(int) > maxTotalFindings {
+		t.Fatalf("matched %v, finding_count %v", res.Matched, res.Metadata["finding_count"])
 	}
 }
