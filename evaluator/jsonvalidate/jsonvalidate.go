@@ -245,6 +245,12 @@ func New(config map[string]any) (*Evaluator, error) {
 	if len(problems) > 0 {
 		return nil, &evaluator.ConfigError{Problems: problems}
 	}
+	if _, typed := config["field_types"]; !typed {
+		// As in the reference, allow_extra_fields is part of the type check: without field_types it
+		// has nothing to compare with and is ignored.
+		e.ref.extraCheck = false
+		e.ref.active = len(e.ref.required) > 0 || len(e.ref.constraints) > 0 || len(e.ref.patterns) > 0
+	}
 	if !fields.empty() {
 		sch, err := compile(fields.schema(), jsonschema.Draft2020)
 		if err != nil {

@@ -26,6 +26,7 @@ import (
 //	                       pattern is searched in the field's text (numbers and booleans as text); a
 //	                       missing field fails; pattern_match_logic all (default) or any
 //	allow_extra_fields   false: a leaf field not named by field_types or required_fields is a violation
+//	                       (checked only when field_types is given, as in the reference)
 //
 // Both names of one setting may not be given together (schema and json_schema, required and
 // required_fields, constraints and field_constraints). Everything is compiled into one internal form

@@ -34,6 +34,7 @@ func TestReferenceNames(t *testing.T) {
 		{"field_patterns flags", map[string]any{"field_patterns": map[string]any{"email": map[string]any{"pattern": "@EXAMPLE\\.COM$", "flags": []any{"IGNORECASE"}}}}, `{"email":"a@example.com"}`, nil},
 		{"field_patterns on a number", map[string]any{"field_patterns": map[string]any{"n": "^4[0-9]$"}}, `{"n": 42}`, nil},
 		{"allow_extra_fields false", map[string]any{"field_types": map[string]any{"a": "string"}, "allow_extra_fields": false}, `{"a":"x","b":{"c":1}}`, []string{"b.c:additionalProperties"}},
+		{"allow_extra_fields needs field_types", map[string]any{"required_fields": []any{"a"}, "allow_extra_fields": false}, `{"a":"x","b":1}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
