@@ -1,5 +1,7 @@
 package pii
 
+import "strings"
+
 // defaultContext are the built-in context words per entity type (lower case): one of them within
 // contextBefore bytes before a finding or contextAfter bytes after it raises the finding's score by
 // contextBoost, as Presidio's context enhancer does.
@@ -19,7 +21,8 @@ const (
 )
 
 // hasContext reports whether one of the entity's context words occurs, as a whole word and ASCII
-// case-insensitively, near the finding.
+// case-insensitively, near the finding. Single words are compared with the words of the window (one
+// pass); words holding a space or a hyphen ("social security", "e-mail") are searched as phrases.
 func (e *Evaluator) hasContext(text string, f Finding) bool {
 	words := e.context[f.Type]
 	if len(words) == 0 {
@@ -28,8 +31,25 @@ func (e *Evaluator) hasContext(text string, f Finding) bool {
 	lo, hi := max(0, f.Start-contextBefore), min(len(text), f.End+contextAfter)
 	for _, span := range [2][2]int{{lo, f.Start}, {f.End, hi}} {
 		seg := text[span[0]:span[1]]
+		for i := 0; i < len(seg); {
+			if !isAlnum(seg[i]) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(seg) && isAlnum(seg[j]) {
+				j++
+			}
+			tok := seg[i:j]
+			for _, w := range words {
+				if len(w) == len(tok) && equalFoldASCII(tok, w) {
+					return true
+				}
+			}
+			i = j
+		}
 		for _, w := range words {
-			if containsWordFold(seg, w) {
+			if strings.ContainsAny(w, " -") && containsWordFold(seg, w) {
 				return true
 			}
 		}
@@ -37,11 +57,43 @@ func (e *Evaluator) hasContext(text string, f Finding) bool {
 	return false
 }
 
-func isAlnum(c byte) bool {
-	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+// equalFoldASCII reports whether s equals the lower-case word w, ASCII case-insensitively.
+func equalFoldASCII(s, w string) bool {
+	for i := 0; i < len(w); i++ {
+		if lowerByte(s[i]) != w[i] {
+			return false
+		}
+	}
+	return true
 }
 
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+// Byte classes, looked up in one table: the scanners test every byte of the text.
+const (
+	clDigit uint8 = 1 << iota
+	clUpper
+	clLower
+	clHex
+)
+
+var class = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] |= clDigit | clHex
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] |= clUpper
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] |= clLower
+	}
+	for _, c := range "abcdefABCDEF" {
+		t[c] |= clHex
+	}
+	return t
+}()
+
+func isAlnum(c byte) bool { return class[c]&(clDigit|clUpper|clLower) != 0 }
+
+func isDigit(c byte) bool { return class[c]&clDigit != 0 }
 
 func lowerByte(c byte) byte {
 	if 'A' <= c && c <= 'Z' {

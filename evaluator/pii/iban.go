@@ -10,7 +10,7 @@ var ibanLengths = map[string]int{
 	"IL": 23, "BR": 29, "UA": 29,
 }
 
-func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isUpper(c byte) bool { return class[c]&clUpper != 0 }
 
 // scanIBANs appends IBANs written compactly or in groups of four separated by single spaces: two
 // capital letters, two check digits, then letters and digits, valid under the mod-97 check. Score 1.

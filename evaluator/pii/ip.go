@@ -8,9 +8,7 @@ import (
 // Base scores of IP addresses (Presidio's IpRecognizer scores 0.6).
 const scoreIP = 0.6
 
-func isHexByte(c byte) bool {
-	return isDigit(c) || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
-}
+func isHexByte(c byte) bool { return class[c]&clHex != 0 }
 
 // scanIPs appends IPv4 addresses (four dotted decimal octets, no leading zeros) and IPv6 addresses
 // (checked with net/netip), bounded by characters that cannot extend them.

@@ -11,12 +11,14 @@
 package pii
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/guardrail-control/guard/evaluator"
@@ -294,16 +296,23 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		types = append(types, t)
 	}
 	sort.Strings(types)
-	parts := make([]string, len(types))
+	var msg strings.Builder
+	msg.WriteString("personal data found: ")
 	countsAny := make(map[string]any, len(counts))
 	for i, t := range types {
-		parts[i] = fmt.Sprintf("%s (%d)", t, counts[t])
+		if i > 0 {
+			msg.WriteString(", ")
+		}
+		msg.WriteString(t)
+		msg.WriteString(" (")
+		msg.WriteString(strconv.Itoa(counts[t]))
+		msg.WriteString(")")
 		countsAny[t] = counts[t]
 	}
 	return evaluator.Result{
 		Matched:    true,
 		Confidence: best,
-		Message:    "personal data found: " + strings.Join(parts, ", "),
+		Message:    msg.String(),
 		Metadata:   map[string]any{"findings": listed, "finding_count": len(fs), "counts": countsAny, "entities": anyList(types)},
 	}, nil
 }
@@ -347,17 +356,16 @@ func resolveOverlaps(fs []Finding) []Finding {
 	if len(fs) < 2 {
 		return fs
 	}
-	rank := func(t string) int { return slices.Index(Entities, t) }
-	sort.SliceStable(fs, func(i, j int) bool {
-		if fs[i].Score != fs[j].Score {
-			return fs[i].Score > fs[j].Score
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		switch {
+		case a.Score != b.Score:
+			return cmp.Compare(b.Score, a.Score)
+		case a.Type != b.Type:
+			return cmp.Compare(entityRank(a.Type), entityRank(b.Type))
 		}
-		if rank(fs[i].Type) != rank(fs[j].Type) {
-			return rank(fs[i].Type) < rank(fs[j].Type)
-		}
-		return fs[i].Start < fs[j].Start
+		return cmp.Compare(a.Start, b.Start)
 	})
-	var kept []Finding
+	kept := fs[:0:0]
 	for _, f := range fs {
 		overlaps := false
 		for _, k := range kept {
@@ -370,6 +378,23 @@ func resolveOverlaps(fs []Finding) []Finding {
 			kept = append(kept, f)
 		}
 	}
-	sort.Slice(kept, func(i, j int) bool { return kept[i].Start < kept[j].Start })
+	slices.SortFunc(kept, func(a, b Finding) int { return cmp.Compare(a.Start, b.Start) })
 	return kept
+}
+
+// entityRank is the position of an entity type in Entities (the tie-break of equal scores).
+func entityRank(t string) int {
+	switch t {
+	case CreditCard:
+		return 0
+	case IBAN:
+		return 1
+	case Email:
+		return 2
+	case USSSN:
+		return 3
+	case IPAddress:
+		return 4
+	}
+	return 5
 }
