@@ -20,10 +20,10 @@ func (noLoader) Load(string) (any, error) {
 	return nil, errors.New("references to other documents are not supported")
 }
 
-// compile compiles doc (decoded JSON) as a standalone schema, draft 2020-12 unless it says otherwise.
-func compile(doc any) (*jsonschema.Schema, error) {
+// compile compiles doc (decoded JSON) as a standalone schema, in draft unless it says otherwise.
+func compile(doc any, draft *jsonschema.Draft) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
+	c.DefaultDraft(draft)
 	c.UseLoader(noLoader{})
 	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil, err
@@ -31,24 +31,24 @@ func compile(doc any) (*jsonschema.Schema, error) {
 	return c.Compile(schemaURL)
 }
 
-// compileUserSchema compiles the config's schema and turns a failure into a FieldError under "schema"
-// that locates the problem without quoting the schema's text.
-func compileUserSchema(doc map[string]any) (*jsonschema.Schema, *evaluator.FieldError) {
-	sch, err := compile(doc)
+// compileUserSchema compiles the config's schema (under key: schema or json_schema) and turns a failure
+// into a FieldError under key that locates the problem without quoting the schema's text.
+func compileUserSchema(doc map[string]any, draft *jsonschema.Draft, key string) (*jsonschema.Schema, *evaluator.FieldError) {
+	sch, err := compile(doc, draft)
 	if err == nil {
 		return sch, nil
 	}
-	fe := &evaluator.FieldError{Field: "schema", Code: "invalid_schema", Message: "is not a valid JSON Schema"}
+	fe := &evaluator.FieldError{Field: key, Code: "invalid_schema", Message: "is not a valid JSON Schema"}
 	var sve *jsonschema.SchemaValidationError
 	var rex *jsonschema.InvalidRegexError
 	var lue *jsonschema.LoadURLError
-	var draft *jsonschema.UnsupportedDraftError
+	var unsupported *jsonschema.UnsupportedDraftError
 	switch {
 	case errors.As(err, &sve):
 		var ve *jsonschema.ValidationError
 		if errors.As(sve.Err, &ve) {
 			if v := collect(ve); len(v) > 0 {
-				fe.Field = joinPath("schema", v[0].Field)
+				fe.Field = joinPath(key, v[0].Field)
 				fe.Message = "is not valid in a JSON Schema (" + v[0].Keyword + ")"
 				if v[0].Keyword == "format" && isRegexPlace(fe.Field) {
 					fe.Code, fe.Message = "invalid_regex", "is not a valid regular expression"
@@ -57,13 +57,13 @@ func compileUserSchema(doc map[string]any) (*jsonschema.Schema, *evaluator.Field
 		}
 	case errors.As(err, &rex):
 		fe.Code = "invalid_regex"
-		fe.Field = joinPath("schema", pointerPath(rex.URL))
+		fe.Field = joinPath(key, pointerPath(rex.URL))
 		fe.Message = "is not a valid regular expression"
 	case errors.As(err, &lue):
 		fe.Code = "unsupported_ref"
 		fe.Message = "refers to another document; only references inside the schema ($defs) are supported"
-	case errors.As(err, &draft):
-		fe.Field = "schema.$schema"
+	case errors.As(err, &unsupported):
+		fe.Field = key + ".$schema"
 		fe.Message = "names an unsupported JSON Schema draft"
 	}
 	return nil, fe

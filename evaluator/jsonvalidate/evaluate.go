@@ -52,12 +52,42 @@ func (e *Evaluator) Evaluate(_ context.Context, d *evaluator.Data) (evaluator.Re
 // converted through encoding/json and checked again.
 func (e *Evaluator) check(v any) []Violation {
 	out, invalid := e.validate(v)
-	if invalid {
+	if invalid || (e.ref.active && !isDecodedJSON(v)) {
 		if norm, ok := normalize(v); ok {
 			out, _ = e.validate(norm)
+			v = norm
 		}
 	}
+	if more := e.ref.check(v); len(more) > 0 {
+		out = append(out, more...)
+		sortViolations(out)
+		out = dedupe(out)
+	}
 	return out
+}
+
+// isDecodedJSON reports whether v holds only what encoding/json decodes into (the reference checks
+// compare float64 numbers and map[string]any objects).
+func isDecodedJSON(v any) bool {
+	switch x := v.(type) {
+	case nil, string, float64, bool, json.Number:
+		return true
+	case map[string]any:
+		for _, c := range x {
+			if !isDecodedJSON(c) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, c := range x {
+			if !isDecodedJSON(c) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // validate runs the schemas on v; invalid reports a value that is not decoded JSON.

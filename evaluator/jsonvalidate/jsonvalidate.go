@@ -18,6 +18,10 @@
 //	allow_invalid_json  false (default): string data that is not valid JSON is a match (a violation);
 //	                    true: such text is not checked and does not match
 //
+// The reference implementation's names are accepted too, with its semantics (see reference.go):
+// json_schema, required_fields, field_constraints, field_patterns, pattern_match_logic,
+// allow_extra_fields, allow_null_required and case_sensitive_enums.
+//
 // Types and constraints apply to a field only when it is present; combine them with required. When any of
 // required, field_types and constraints is given, the data must be a JSON object. Everything is compiled
 // once, when the control is built.
@@ -81,6 +85,59 @@ var configSchema = mustJSON(map[string]any{
 			"type": "boolean", "default": false,
 			"description": "When false, string data that is not valid JSON is a violation (a match); when true it is not checked.",
 		},
+		// The reference implementation's names (see reference.go for their semantics).
+		"json_schema": map[string]any{
+			"type":        "object",
+			"description": "Reference name of schema; draft 7 unless the schema says \"$schema\".",
+		},
+		"required_fields": map[string]any{
+			"type": "array", "maxItems": maxFields, "uniqueItems": true,
+			"items":       map[string]any{"type": "string", "minLength": 1, "maxLength": maxPathLength},
+			"description": "Reference name of required: field paths that must be present; a null value counts as missing unless allow_null_required.",
+		},
+		"field_constraints": map[string]any{
+			"type": "object", "maxProperties": maxFields,
+			"additionalProperties": map[string]any{
+				"type": "object", "minProperties": 1, "additionalProperties": false,
+				"properties": map[string]any{
+					"min":        map[string]any{"type": "number"},
+					"max":        map[string]any{"type": "number"},
+					"enum":       map[string]any{"type": "array", "minItems": 1},
+					"min_length": map[string]any{"type": "integer", "minimum": 0},
+					"max_length": map[string]any{"type": "integer", "minimum": 0},
+				},
+			},
+			"description": "Reference constraints: a missing field is a violation; min/max need a number, min_length/max_length a string; enum follows case_sensitive_enums.",
+		},
+		"field_patterns": map[string]any{
+			"type": "object", "maxProperties": maxFields,
+			"additionalProperties": map[string]any{
+				"anyOf": []any{
+					map[string]any{"type": "string", "minLength": 1},
+					map[string]any{"type": "object", "required": []any{"pattern"}, "additionalProperties": false, "properties": map[string]any{
+						"pattern": map[string]any{"type": "string", "minLength": 1},
+						"flags":   map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+					}},
+				},
+			},
+			"description": "Field path to an RE2 pattern (or {pattern, flags: [IGNORECASE]}) searched in the field's text; a missing field fails.",
+		},
+		"pattern_match_logic": map[string]any{
+			"type": "string", "enum": []any{"all", "any"}, "default": "all",
+			"description": "field_patterns: all must match, or any one.",
+		},
+		"allow_extra_fields": map[string]any{
+			"type": "boolean", "default": true,
+			"description": "When false, a leaf field not named in field_types or required_fields is a violation.",
+		},
+		"allow_null_required": map[string]any{
+			"type": "boolean", "default": false,
+			"description": "required_fields: whether a present null value satisfies the requirement.",
+		},
+		"case_sensitive_enums": map[string]any{
+			"type": "boolean", "default": true,
+			"description": "field_constraints: when false, string enum values compare case-insensitively.",
+		},
 	},
 	"additionalProperties": false,
 })
@@ -119,6 +176,7 @@ func Factory() evaluator.Factory {
 // Evaluator is a configured json evaluator. It is safe for concurrent use.
 type Evaluator struct {
 	schemas      []*jsonschema.Schema // the user's schema and/or the one compiled from the field keys
+	ref          *refChecks           // the checks of the reference's field_* names
 	allowInvalid bool
 }
 
@@ -126,20 +184,37 @@ type Evaluator struct {
 // *evaluator.ConfigError with field paths relative to the config ("schema.properties.age.type",
 // "constraints.user.age.min").
 func New(config map[string]any) (*Evaluator, error) {
-	e := &Evaluator{}
+	e := &Evaluator{ref: newRefChecks()}
 	var problems []evaluator.FieldError
 	var fields fieldSpec
 	hasRule := false
+	for ref, own := range aliasOf {
+		if _, a := config[ref]; a {
+			if _, b := config[own]; b {
+				problems = append(problems, evaluator.FieldError{Field: ref, Code: "conflict",
+					Message: "cannot be given together with " + own + " (the same setting under guard's name)"})
+			}
+		}
+	}
 	for k, v := range config {
+		if more, ok := e.ref.read(k, v); ok {
+			problems = append(problems, more...)
+			hasRule = hasRule || k == "required_fields" || k == "field_constraints" || k == "field_patterns"
+			continue
+		}
 		switch k {
-		case "schema":
+		case "schema", "json_schema":
 			doc, ok := v.(map[string]any)
 			if !ok {
 				problems = append(problems, evaluator.FieldError{Field: k, Code: "type", Message: "must be an object"})
 				continue
 			}
 			hasRule = true
-			sch, fe := compileUserSchema(doc)
+			draft := jsonschema.Draft2020
+			if k == "json_schema" {
+				draft = jsonschema.Draft7
+			}
+			sch, fe := compileUserSchema(doc, draft, k)
 			if fe != nil {
 				problems = append(problems, *fe)
 				continue
@@ -148,6 +223,11 @@ func New(config map[string]any) (*Evaluator, error) {
 		case "required", "field_types", "constraints":
 			hasRule = true
 			problems = append(problems, fields.add(k, v)...)
+			if m, ok := v.(map[string]any); ok && k == "field_types" {
+				for p := range m {
+					e.ref.known[p] = true
+				}
+			}
 		case "allow_invalid_json":
 			b, ok := v.(bool)
 			if !ok {
@@ -160,13 +240,19 @@ func New(config map[string]any) (*Evaluator, error) {
 	}
 	if !hasRule {
 		problems = append(problems, evaluator.FieldError{Field: "schema", Code: "required",
-			Message: "is required unless required, field_types or constraints is given"})
+			Message: "is required unless required, field_types, constraints (or json_schema, required_fields, field_constraints, field_patterns) is given"})
 	}
 	if len(problems) > 0 {
 		return nil, &evaluator.ConfigError{Problems: problems}
 	}
+	if _, typed := config["field_types"]; !typed {
+		// As in the reference, allow_extra_fields is part of the type check: without field_types it
+		// has nothing to compare with and is ignored.
+		e.ref.extraCheck = false
+		e.ref.active = len(e.ref.required) > 0 || len(e.ref.constraints) > 0 || len(e.ref.patterns) > 0
+	}
 	if !fields.empty() {
-		sch, err := compile(fields.schema())
+		sch, err := compile(fields.schema(), jsonschema.Draft2020)
 		if err != nil {
 			// The generated schema is built from checked parts; failing here is a bug, reported plainly.
 			return nil, &evaluator.ConfigError{Problems: []evaluator.FieldError{{Code: "invalid",

@@ -38,6 +38,9 @@ import (
 	"github.com/guardrail-control/guard/store"
 
 	_ "github.com/guardrail-control/guard/evaluator/jsonvalidate" // json: validates tool arguments and structured output
+	_ "github.com/guardrail-control/guard/evaluator/pii"          // pii: e-mail, phone, cards, IBAN, SSN, IP addresses
+	_ "github.com/guardrail-control/guard/evaluator/secrets"      // secrets: credentials, with gitleaks' rules
+	_ "github.com/guardrail-control/guard/evaluator/sqlguard"     // sql: parsed SQL rules (MySQL dialect)
 	_ "github.com/guardrail-control/guard/evaluator/toxicity"     // ext.toxicity, available when EXT_API_KEY is set
 )
 

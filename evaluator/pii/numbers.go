@@ -1,0 +1,229 @@
+package pii
+
+// Base scores of number findings. A checksum makes a card certain; an SSN or a phone number is only a
+// shape, so they start below the default min_confidence unless formatted (SSN) or international
+// (phone), and a context word lifts them (Presidio's scheme).
+const (
+	scoreCard          = 1.0
+	scoreSSNFormatted  = 0.5
+	scoreSSNPlain      = 0.3
+	scorePhoneE164     = 0.7
+	scorePhoneE164Any  = 0.4
+	scorePhoneNational = 0.4
+	scorePhonePlain    = 0.3
+	maxNumberLen       = 32
+)
+
+// number is a run of digits with separators, as written in the text.
+type number struct {
+	start, end int
+	digits     [maxNumberLen]byte
+	n          int   // digits used
+	plus       bool  // starts with "+"
+	paren      bool  // holds a parenthesis
+	seps       uint8 // the separators used: sepSpace | sepDash | sepDot
+	groups     [maxNumberLen]uint8
+	ngroups    int
+}
+
+func isSep(c byte) bool { return c == ' ' || c == '-' || c == '.' }
+
+// Separator bits of number.seps.
+const (
+	sepSpace uint8 = 1 << iota
+	sepDash
+	sepDot
+)
+
+func sepBit(c byte) uint8 {
+	switch c {
+	case ' ':
+		return sepSpace
+	case '-':
+		return sepDash
+	}
+	return sepDot
+}
+
+// scanNumbers finds digit runs ("+1 (415) 555-2671", "4111 1111 1111 1111", "078-05-1121") and
+// classifies each as a card, an SSN or a phone number.
+func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		startsHere := isDigit(c) || ((c == '+' || c == '(') && i+1 < len(text) && isDigit(text[i+1]))
+		if !startsHere {
+			continue
+		}
+		if i > 0 {
+			p := text[i-1]
+			if isAlnum(p) || p == '+' || p == '_' || p == '/' || ((p == '.' || p == '-' || p == ',') && i > 1 && isDigit(text[i-2])) {
+				// Inside a word, a path or a longer number: skip to the end of the run.
+				for i+1 < len(text) && (isAlnum(text[i+1]) || isSep(text[i+1])) {
+					i++
+				}
+				continue
+			}
+		}
+		num, end := readNumber(text, i)
+		i = max(i, end-1)
+		if num.n < 7 {
+			continue
+		}
+		if end < len(text) && (isAlnum(text[end]) || text[end] == '_' || ((text[end] == '.' || text[end] == ',' || text[end] == '-') && end+1 < len(text) && isDigit(text[end+1]))) {
+			continue
+		}
+		out = e.classify(&num, out)
+	}
+	return out
+}
+
+// readNumber reads digits and single separators from text[i:], with an optional leading "+" and
+// parentheses around a group.
+func readNumber(text string, i int) (number, int) {
+	num := number{start: i}
+	j := i
+	if text[j] == '+' {
+		num.plus = true
+		j++
+	}
+	groupLen := 0
+	last := i
+	for j < len(text) && j-i < 2*maxNumberLen {
+		c := text[j]
+		switch {
+		case isDigit(c):
+			if num.n == maxNumberLen {
+				return num, j // too long to be anything we look for; the caller's bound check rejects it
+			}
+			num.digits[num.n] = c
+			num.n++
+			groupLen++
+			j++
+			last = j
+			continue
+		case c == '(' && groupLen == 0:
+			num.paren = true
+			j++
+			continue
+		case c == ')' && groupLen > 0 && num.paren:
+			num.closeGroup(&groupLen)
+			j++
+			last = j
+			if j < len(text) && text[j] == ' ' {
+				j++
+			}
+			continue
+		case isSep(c) && groupLen > 0 && j+1 < len(text) && (isDigit(text[j+1]) || text[j+1] == '('):
+			num.closeGroup(&groupLen)
+			num.seps |= sepBit(c)
+			j++
+			continue
+		}
+		break
+	}
+	num.closeGroup(&groupLen)
+	num.end = last
+	return num, last
+}
+
+// closeGroup records a finished group of digits.
+func (num *number) closeGroup(groupLen *int) {
+	if *groupLen > 0 && num.ngroups < maxNumberLen {
+		num.groups[num.ngroups] = uint8(*groupLen)
+		num.ngroups++
+	}
+	*groupLen = 0
+}
+
+func containsByte(s string, c byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Evaluator) classify(num *number, out []Finding) []Finding {
+	d := num.digits[:num.n]
+	formatted := num.seps != 0 || num.paren
+	if e.entities[CreditCard] && !num.plus && !num.paren && (num.seps == 0 || num.seps == sepSpace || num.seps == sepDash) &&
+		num.n >= 13 && num.n <= 19 && luhn(d) && cardNetwork(d) {
+		out = append(out, Finding{Type: CreditCard, Start: num.start, End: num.end, Score: scoreCard})
+	}
+	if e.entities[USSSN] && !num.plus && !num.paren && num.n == 9 && validSSN(d) {
+		switch {
+		case num.ngroups == 3 && num.groups[0] == 3 && num.groups[1] == 2 && num.groups[2] == 4 && (num.seps == sepSpace || num.seps == sepDash):
+			out = append(out, Finding{Type: USSSN, Start: num.start, End: num.end, Score: scoreSSNFormatted})
+		case num.ngroups == 1:
+			out = append(out, Finding{Type: USSSN, Start: num.start, End: num.end, Score: scoreSSNPlain})
+		}
+	}
+	if e.entities[Phone] {
+		if score, ok := e.phoneScore(num, d, formatted); ok {
+			out = append(out, Finding{Type: Phone, Start: num.start, End: num.end, Score: score})
+		}
+	}
+	return out
+}
+
+// luhn reports whether the digits pass the Luhn check.
+func luhn(d []byte) bool {
+	sum, double := 0, false
+	for i := len(d) - 1; i >= 0; i-- {
+		v := int(d[i] - '0')
+		if double {
+			v *= 2
+			if v > 9 {
+				v -= 9
+			}
+		}
+		sum += v
+		double = !double
+	}
+	return sum%10 == 0
+}
+
+// cardNetwork reports whether the number starts like a card of a major network (Visa, Mastercard,
+// American Express, Discover, JCB, Diners Club, UnionPay) with a length that network issues.
+func cardNetwork(d []byte) bool {
+	n := len(d)
+	p2 := int(d[0]-'0')*10 + int(d[1]-'0')
+	p4 := p2*100 + int(d[2]-'0')*10 + int(d[3]-'0')
+	switch {
+	case d[0] == '4':
+		return n == 13 || n == 16 || n == 19
+	case (p2 >= 51 && p2 <= 55) || (p4 >= 2221 && p4 <= 2720):
+		return n == 16
+	case p2 == 34 || p2 == 37:
+		return n == 15
+	case p4 == 6011 || p2 == 65 || (p4/10 >= 644 && p4/10 <= 649):
+		return n >= 16
+	case p4 >= 3528 && p4 <= 3589:
+		return n >= 16
+	case p2 == 36 || p2 == 38 || (p4/10 >= 300 && p4/10 <= 305):
+		return n >= 14
+	case p2 == 62:
+		return n >= 16
+	}
+	return false
+}
+
+// validSSN excludes what the Social Security Administration never issues: area 000, 666 or 900-999,
+// group 00, serial 0000, and well-known sample numbers.
+func validSSN(d []byte) bool {
+	area, group, serial := string(d[:3]), string(d[3:5]), string(d[5:])
+	if area == "000" || area == "666" || area[0] == '9' || group == "00" || serial == "0000" {
+		return false
+	}
+	switch string(d) {
+	case "123456789", "078051120", "219099999":
+		return false
+	}
+	for i := 1; i < len(d); i++ {
+		if d[i] != d[0] {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,144 @@
+package pii
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/guardrail-control/guard/evaluator"
+)
+
+func build(t testing.TB, cfg map[string]any) *Evaluator {
+	t.Helper()
+	r := evaluator.NewRegistry()
+	r.Register(Factory())
+	b, err := r.Build(Name, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Evaluator.(*Evaluator)
+}
+
+func TestFindings(t *testing.T) {
+	all0 := map[string]any{"min_confidence": 0}
+	ssnOnly := map[string]any{"min_confidence": 0, "entities": []any{"us_ssn"}}
+	tests := []struct {
+		name, text string
+		cfg        map[string]any
+		want       string // "type@value" of the one finding, "" for none
+	}{
+		{"email", "write to jane.doe+news@example.co.uk today", nil, "email@jane.doe+news@example.co.uk"},
+		{"not an email", "user@localhost and a@b.c", nil, ""},
+		{"visa with spaces", "card 4111 1111 1111 1111 ok", nil, "credit_card@4111 1111 1111 1111"},
+		{"card failing luhn", "card 4111 1111 1111 1112 ok", nil, ""},
+		{"amex with dashes", "3782-822463-10005", nil, "credit_card@3782-822463-10005"},
+		{"iban compact", "pay to DE89370400440532013000 now", nil, "iban@DE89370400440532013000"},
+		{"iban grouped", "IBAN: GB82 WEST 1234 5698 7654 32.", nil, "iban@GB82 WEST 1234 5698 7654 32"},
+		{"iban bad checksum", "DE89370400440532013001", nil, ""},
+		{"ssn formatted", "id 078-05-1121 here", nil, "us_ssn@078-05-1121"},
+		{"ssn with context word", "my SSN: 536 22 1234", nil, "us_ssn@536 22 1234"},
+		{"ssn invalid area", "666-12-3456 and 900-12-3456", ssnOnly, ""},
+		{"ssn group 00", "123-00-4567", ssnOnly, ""},
+		{"ipv4", "server at 192.168.10.24.", nil, "ip_address@192.168.10.24"},
+		{"ipv4 out of range", "999.1.1.1", all0, ""},
+		{"ipv6", "bind [2001:db8::8a2e:370:7334] now", nil, "ip_address@2001:db8::8a2e:370:7334"},
+		{"time is not ipv6", "at 10:30:00 sharp", all0, ""},
+		{"e164", "ring +44 20 7946 0958 please", nil, "phone@+44 20 7946 0958"},
+		{"us national needs context by default", "reach 415-555-2671 soon", nil, ""},
+		{"us national with context", "call me at (415) 555-2671", nil, "phone@(415) 555-2671"},
+		{"us national at min_confidence 0.4", "reach 415-555-2671 soon", map[string]any{"min_confidence": 0.4}, "phone@415-555-2671"},
+		{"fr national with context", "téléphone / phone: 01 23 45 67 89", nil, "phone@01 23 45 67 89"},
+		{"country not selected", "call me at 01 23 45 67 89", map[string]any{"countries": []any{"US"}}, ""},
+		{"date is not a phone", "on 2024-01-15 at noon, call", nil, ""},
+		{"version number is not a phone", "call v1.2.3456789", nil, ""},
+		{"entity not selected", "jane@example.com", map[string]any{"entities": []any{"phone"}}, ""},
+		{"allow_values", "support@example.com", map[string]any{"allow_values": []any{"support@example.com"}}, ""},
+		{"extra context word", "reach Zentrale 415-555-2671", map[string]any{"context_words": map[string]any{"phone": []any{"zentrale"}}}, "phone@415-555-2671"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := build(t, tt.cfg)
+			fs := e.Scan(tt.text)
+			if tt.want == "" {
+				if len(fs) != 0 {
+					t.Fatalf("findings %+v, want none", fs)
+				}
+				return
+			}
+			typ, val, _ := strings.Cut(tt.want, "@")
+			if len(fs) != 1 || fs[0].Type != typ || tt.text[fs[0].Start:fs[0].End] != val {
+				got := []string{}
+				for _, f := range fs {
+					got = append(got, f.Type+"@"+tt.text[f.Start:f.End])
+				}
+				t.Fatalf("findings %v, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEvaluateReportsWithoutValues(t *testing.T) {
+	e := build(t, nil)
+	text := "Contact jane@example.com, card 4111111111111111."
+	res, err := e.Evaluate(context.Background(), &evaluator.Data{Value: text, Text: text})
+	if err != nil || !res.Matched {
+		t.Fatalf("%v %v", res, err)
+	}
+	if strings.Contains(res.Message, "jane") || strings.Contains(res.Message, "4111") {
+		t.Fatalf("message echoes a value: %s", res.Message)
+	}
+	if res.Metadata["finding_count"] != 2 || res.Confidence != 1 {
+		t.Fatalf("metadata %v confidence %v", res.Metadata, res.Confidence)
+	}
+	for _, f := range res.Metadata["findings"].([]any) {
+		for _, v := range f.(map[string]any) {
+			if s, ok := v.(string); ok && strings.ContainsAny(s, "@0123456789") {
+				t.Fatalf("metadata echoes a value: %v", f)
+			}
+		}
+	}
+	res, _ = e.Evaluate(context.Background(), &evaluator.Data{})
+	if res.Matched {
+		t.Fatal("null matched")
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	r := evaluator.NewRegistry()
+	r.Register(Factory())
+	for _, tt := range []struct {
+		cfg   map[string]any
+		field string
+	}{
+		{map[string]any{"entities": []any{"dna"}}, "entities.0"},
+		{map[string]any{"countries": []any{"XX"}}, "countries.0"},
+		{map[string]any{"min_confidence": 2}, "min_confidence"},
+		{map[string]any{"context_words": map[string]any{"dna": []any{"x"}}}, "context_words.dna"},
+		{map[string]any{"nope": 1}, "nope"},
+	} {
+		_, err := r.Build(Name, tt.cfg)
+		var ce *evaluator.ConfigError
+		if !errors.As(err, &ce) {
+			t.Fatalf("%v: err %v", tt.cfg, err)
+		}
+		found := false
+		for _, p := range ce.Problems {
+			found = found || p.Field == tt.field
+		}
+		if !found {
+			t.Fatalf("%v: problems %v, want %s", tt.cfg, ce.Problems, tt.field)
+		}
+	}
+}
+
+func TestRequiredLiterals(t *testing.T) {
+	lits, folds, ok := build(t, map[string]any{"entities": []any{"email"}}).RequiredLiterals()
+	if !ok || folds || len(lits) != 1 || lits[0] != "@" {
+		t.Fatalf("email only: %v %v %v", lits, folds, ok)
+	}
+	lits, _, _ = build(t, nil).RequiredLiterals()
+	if len(lits) != 11 {
+		t.Fatalf("all: %v", lits)
+	}
+}

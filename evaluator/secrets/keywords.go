@@ -1,0 +1,119 @@
+package secrets
+
+// keywordIndex finds the keywords of a set of rules in one pass over a text, comparing ASCII letters
+// case-insensitively: a bitmap of the keywords' first two (lowered) bytes rules out most positions with
+// one lookup, and only positions whose pair starts a keyword are compared in full.
+type keywordIndex struct {
+	pairs  [1 << 16 / 64]uint64
+	byPair map[uint16][]keywordEntry
+}
+
+// keywordEntry is one distinct keyword and the rules (indexes into Evaluator.rules) it gates.
+type keywordEntry struct {
+	kw    string // lower case, at least 2 bytes
+	rules []int32
+}
+
+// hit is one occurrence of a rule's keyword.
+type hit struct {
+	rule, pos, kwLen int32
+}
+
+func lowerByte(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func newKeywordIndex(rules []*rule) *keywordIndex {
+	ki := &keywordIndex{byPair: map[uint16][]keywordEntry{}}
+	for ri, r := range rules {
+		for _, kw := range r.keywords {
+			key := uint16(kw[0])<<8 | uint16(kw[1])
+			ki.pairs[key>>6] |= 1 << (key & 63)
+			list := ki.byPair[key]
+			found := false
+			for i := range list {
+				if list[i].kw == kw {
+					list[i].rules = append(list[i].rules, int32(ri))
+					found = true
+				}
+			}
+			if !found {
+				list = append(list, keywordEntry{kw: kw, rules: []int32{int32(ri)}})
+			}
+			ki.byPair[key] = list
+		}
+	}
+	return ki
+}
+
+// find appends a hit for every occurrence of every keyword, for each rule the keyword gates.
+func (ki *keywordIndex) find(text string, out []hit) []hit {
+	if len(text) < 2 {
+		return out
+	}
+	prev := lowerByte(text[0])
+	for i := 1; i < len(text); i++ {
+		cur := lowerByte(text[i])
+		key := uint16(prev)<<8 | uint16(cur)
+		prev = cur
+		if ki.pairs[key>>6]&(1<<(key&63)) == 0 {
+			continue
+		}
+		start := i - 1
+		for _, ent := range ki.byPair[key] {
+			if !hasPrefixFold(text[start:], ent.kw) {
+				continue
+			}
+			for _, r := range ent.rules {
+				out = append(out, hit{rule: r, pos: int32(start), kwLen: int32(len(ent.kw))})
+			}
+		}
+	}
+	return out
+}
+
+// hasPrefixFold reports whether s starts with the lower-case keyword kw, ASCII case-insensitively.
+func hasPrefixFold(s, kw string) bool {
+	if len(s) < len(kw) {
+		return false
+	}
+	for i := 0; i < len(kw); i++ {
+		if lowerByte(s[i]) != kw[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// isNameByte reports the bytes gitleaks allows between a keyword and its operator ([ \t\w.-]).
+func isNameByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '_' || c == '.' || c == '-' ||
+		('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+}
+
+// assignmentAfter checks the shape gitleaks' "name = value" rules require after their keyword: up to 20
+// name bytes, up to 3 quotes or spaces, then an operator (=, >, :, ||, ?=, ,). It returns the offset of
+// the operator. It is a necessary condition of the regex, checked without running it.
+func assignmentAfter(text string, i int) (int, bool) {
+	limit := min(len(text), i+20)
+	for i < limit && isNameByte(text[i]) {
+		i++
+	}
+	for q := 0; q < 3 && i < len(text); q++ {
+		c := text[i]
+		if c != '\'' && c != '"' && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v' {
+			break
+		}
+		i++
+	}
+	if i < len(text) {
+		switch text[i] {
+		case '=', '>', ':', '|', '?', ',':
+			return i, true
+		}
+	}
+	return 0, false
+}

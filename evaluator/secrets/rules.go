@@ -1,0 +1,159 @@
+package secrets
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// rulesJSON is the vendored rule set: a subset of gitleaks' default rules (MIT, see LICENSE.gitleaks),
+// shipped as data so that it can be updated without touching the scanner.
+//
+//go:embed rules.json
+var rulesJSON []byte
+
+// ruleFile is the shape of rules.json.
+type ruleFile struct {
+	Source    string     `json:"source"`
+	Allow     []string   `json:"allow"`
+	Stopwords []string   `json:"stopwords"`
+	Rules     []ruleData `json:"rules"`
+}
+
+// ruleData is one rule as written in rules.json (gitleaks' fields, plus group, max_len and before).
+type ruleData struct {
+	ID          string   `json:"id"`
+	Group       string   `json:"group"`
+	Description string   `json:"description"`
+	Regex       string   `json:"regex"`
+	Entropy     float64  `json:"entropy"`
+	Keywords    []string `json:"keywords"`
+	// SecretGroup selects the capture group holding the secret: 0 (default) the first non-empty group
+	// or the whole match, -1 the whole match.
+	SecretGroup int      `json:"secret_group"`
+	Allow       []string `json:"allow"`       // regexes; a secret matching one is not reported
+	AllowMatch  []string `json:"allow_match"` // regexes; a whole match containing one is not reported
+	Stopwords   []string `json:"stopwords"`   // a secret containing one (case-insensitively) is not reported
+	MaxLen      int      `json:"max_len"`     // longest match expected after the keyword (default 300)
+	Before      int      `json:"before"`      // bytes a match may start before its keyword (default 16, 64 for name = value rules)
+}
+
+// rule is a compiled rule.
+type rule struct {
+	id, group, description string
+	re                     *regexp.Regexp
+	entropy                float64
+	keywords               []string // lower case
+	secretGroup            int
+	allow, allowMatch      []*regexp.Regexp
+	stopwords              []string
+	maxLen, before         int
+	// assign marks gitleaks' "name = value" rules, whose keyword must be followed by an assignment.
+	assign bool
+}
+
+// assignTemplate is the part of gitleaks' generated "name = value" rules that follows the keyword.
+const assignTemplate = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
+
+// ruleSet is the compiled rule file.
+type ruleSet struct {
+	rules     []*rule
+	allow     []*regexp.Regexp
+	stopwords []string
+	groups    []string // sorted, distinct
+}
+
+// builtin is the compiled vendored rule set; loading it cannot fail at run time (a test checks it).
+var builtin = mustLoad(rulesJSON)
+
+func mustLoad(b []byte) *ruleSet {
+	rs, err := loadRules(b)
+	if err != nil {
+		panic("secrets: bad rules.json: " + err.Error())
+	}
+	return rs
+}
+
+func compileAll(patterns []string) ([]*regexp.Regexp, error) {
+	out := make([]*regexp.Regexp, 0, len(patterns))
+	for _, p := range patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, re)
+	}
+	return out, nil
+}
+
+func lower(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = strings.ToLower(s)
+	}
+	return out
+}
+
+// loadRules compiles a rule file.
+func loadRules(b []byte) (*ruleSet, error) {
+	var f ruleFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, err
+	}
+	rs := &ruleSet{stopwords: lower(f.Stopwords)}
+	var err error
+	if rs.allow, err = compileAll(f.Allow); err != nil {
+		return nil, err
+	}
+	seenGroup := map[string]bool{}
+	seenID := map[string]bool{}
+	for _, d := range f.Rules {
+		if d.ID == "" || d.Group == "" || len(d.Keywords) == 0 || seenID[d.ID] {
+			return nil, fmt.Errorf("rule %q: needs a unique id, a group and keywords", d.ID)
+		}
+		seenID[d.ID] = true
+		r := &rule{id: d.ID, group: d.Group, description: d.Description, entropy: d.Entropy,
+			keywords: lower(d.Keywords), secretGroup: d.SecretGroup, stopwords: lower(d.Stopwords),
+			maxLen: d.MaxLen, before: d.Before}
+		r.assign = strings.Contains(d.Regex, assignTemplate)
+		if r.maxLen <= 0 {
+			r.maxLen = 300
+		}
+		if r.before <= 0 {
+			// A "name = value" match starts up to 50 name bytes before its keyword; the other rules'
+			// keywords open their token, a word boundary or a separator away from the match start.
+			r.before = 16
+			if r.assign {
+				r.before = 64
+			}
+		}
+		if r.re, err = regexp.Compile(d.Regex); err != nil {
+			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+		}
+		if r.allow, err = compileAll(d.Allow); err != nil {
+			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+		}
+		if r.allowMatch, err = compileAll(d.AllowMatch); err != nil {
+			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+		}
+		rs.rules = append(rs.rules, r)
+		if !seenGroup[d.Group] {
+			seenGroup[d.Group] = true
+			rs.groups = append(rs.groups, d.Group)
+		}
+	}
+	sort.Strings(rs.groups)
+	return rs, nil
+}
+
+// ruleIDs lists the ids of the vendored rules, for the config schema.
+func (rs *ruleSet) ruleIDs() []string {
+	out := make([]string, len(rs.rules))
+	for i, r := range rs.rules {
+		out[i] = r.id
+	}
+	return out
+}
