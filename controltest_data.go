@@ -41,7 +41,7 @@ func CheckControlTests(ctx context.Context, name string, d ControlData, opts ...
 			continue
 		}
 		probs = append(probs, Problem{Field: "tests." + strconv.Itoa(i), Code: CodeTestFailed,
-			Message: fmt.Sprintf("expected %s; the control %s", describeExpect(d.Tests[i].Expect), Decided(r.Result))})
+			Message: fmt.Sprintf("expected %s; the control %s", d.Tests[i].Expect.String(), Decided(r.Result))})
 	}
 	if len(probs) > 0 {
 		return &ValidationError{Problems: probs}
@@ -49,7 +49,8 @@ func CheckControlTests(ctx context.Context, name string, d ControlData, opts ...
 	return nil
 }
 
-func describeExpect(e TestExpect) string {
+// String says in words what e expects: "a match", "no match", "decision deny".
+func (e TestExpect) String() string {
 	switch {
 	case e.Match == ExpectMatch:
 		return "a match"

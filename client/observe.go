@@ -117,3 +117,24 @@ func (sp span) end(stage guard.Stage, err error) {
 		zap.String("step_name", sp.cfg.stepName), zap.String("stage", string(stage)), zap.String("outcome", outcome),
 		zap.Duration("duration", time.Since(sp.start)))
 }
+
+// observeShadow evaluates the shadow controls of eng in-process and records what they would have
+// decided as shadow events. The result never reaches the caller: a shadow control never raises. Nothing
+// is evaluated when there is nowhere to record it.
+func (a *Agent) observeShadow(ctx context.Context, eng *guard.Engine, step *guard.Step, stage guard.Stage, cfg *protectConfig) {
+	if a.events == nil || !eng.HasShadow() {
+		return
+	}
+	ectx, cancel := a.evaluationContext(ctx)
+	res, err := eng.EvaluateShadow(ectx, step, stage)
+	cancel()
+	if err != nil || res == nil || len(res.Matches)+len(res.Errors)+len(res.NonMatches) == 0 {
+		return
+	}
+	var tr trace
+	if t, ok := ctx.Value(traceKey{}).(trace); ok {
+		tr = t
+	}
+	a.events.add(evalRecord{res: res, agent: a.name, stepType: step.Type, stepName: step.Name, stage: stage,
+		tr: tr, policy: cfg.policy, at: time.Now(), shadow: true})
+}

@@ -45,6 +45,9 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.afterEvaluation(r, agent, req.Step, stage, res)
+	if eng.HasShadow() {
+		s.evaluateShadow(r, eng, agent, req.Step, stage)
+	}
 	if err := writeResult(w, res); err != nil {
 		s.writeErr(w, r, err)
 	}
