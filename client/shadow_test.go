@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/guardrail-control/guard"
@@ -59,5 +60,59 @@ func TestShadowControlsInProcess(t *testing.T) {
 				t.Fatalf("%d shadow events (%d matched), %d enforced; want 4 (2), 4", shadow, matched, enforced)
 			}
 		})
+	}
+}
+
+// TestLiveShadowAndControlTests: through the Go client against a real server: the server refuses data
+// that fails its tests (a 422 naming data.tests.<i>), TestControlData reports every outcome, an sdk
+// control in shadow is evaluated in-process without raising and its events reach the server with
+// shadow set, and PatchControl with a mode promotes it.
+func TestLiveShadowAndControlTests(t *testing.T) {
+	ls := startLiveServer(t)
+	admin := ls.admin(t)
+	ctx := context.Background()
+	cfg := testConfig(ls.url())
+	cfg.Observability = Bool(true)
+	a, err := Init(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ctl(0, "sdk-shadow", guard.ExecutionSDK, guard.DecisionDeny, "input", "bad", guard.StagePre)
+	c.Control.Mode = guard.ModeShadow
+	c.Control.Tests = []guard.TestCase{{Name: "finds it", Step: guard.Step{Type: "llm", Input: "bad"}, Stage: guard.StagePre,
+		Expect: guard.TestExpect{Match: guard.ExpectNoMatch}}} // wrong on purpose
+	if _, err := admin.CreateControl(ctx, "refused", &c.Control); err == nil || !strings.Contains(err.Error(), "data.tests.0") {
+		t.Fatalf("CreateControl with a failing test: %v", err)
+	}
+	rep, err := admin.TestControlData(ctx, c.Control)
+	if err != nil || rep.Passed || len(rep.Tests) != 1 || rep.Tests[0].Outcome != "match" || rep.Tests[0].Decision != guard.DecisionDeny {
+		t.Fatalf("TestControlData = %+v, %v", rep, err)
+	}
+	c.Control.Tests[0].Expect.Match = guard.ExpectMatch
+	id := mustCreate(t, admin, a.Name(), c)
+	if err := a.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Protect(a, echo, StepName("chat"))(ctx, "bad"); err != nil {
+		t.Fatalf("a shadow control raised: %v", err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ls.rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	page, err := admin.QueryEvents(ctx, guard.EventQuery{AgentName: a.Name(), Shadow: &yes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Events) != 1 || !page.Events[0].Shadow || !page.Events[0].Matched || page.Events[0].ControlID != id {
+		t.Fatalf("shadow events %+v", page.Events)
+	}
+	enforce := guard.ModeEnforce
+	rec, err := admin.PatchControl(ctx, id, guard.ControlPatch{Mode: &enforce})
+	if err != nil || rec.Data == nil || rec.Data.Mode != guard.ModeEnforce {
+		t.Fatalf("PatchControl mode: %+v, %v", rec, err)
 	}
 }
