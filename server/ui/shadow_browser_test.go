@@ -77,10 +77,11 @@ func TestControlTestsAndShadowThroughDashboard(t *testing.T) {
 	a.goTo("#/controls/" + id)
 	a.waitJS("the shadow report", `/support-bot: would have denied 2 of 3 steps/.test((document.getElementById('shadow-report') || {}).textContent || '')`)
 	a.click("#shadow-report a.shadow-events")
-	a.waitJS("the events page filtered to the shadow events", fmt.Sprintf(`location.hash.startsWith('#/events?') &&
-		document.getElementById('ev-shadow').value === 'true' && document.getElementById('ev-controls').value === '%s' &&
-		/1–3 of 3/.test(document.getElementById('events-results').textContent) &&
-		document.querySelectorAll('#events-results .shadow-tag').length === 3`, id))
+	a.waitJS("the events page filtered to the shadow events", fmt.Sprintf(`(() => {
+		const v = (id) => (document.getElementById(id) || {}).value, r = document.getElementById('events-results');
+		return location.hash.startsWith('#/events?') && v('ev-shadow') === 'true' && v('ev-controls') === '%s' && !!r &&
+			/1–3 of 3/.test(r.textContent) && document.querySelectorAll('#events-results .shadow-tag').length === 3;
+	})()`, id))
 
 	// Promote.
 	a.goTo("#/controls/" + id)
