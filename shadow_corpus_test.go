@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/guardrail-control/guard"
@@ -110,6 +111,9 @@ func shadowCase(t *testing.T, c *cases.Case, caseIndex int, pool []guard.Control
 	same := func(label string, extra ...guard.Control) *guard.Engine {
 		t.Helper()
 		eng, got, gotCheck := decide(extra...)
+		if timedOut(got) != timedOut(want) {
+			return eng // one ran out of time, the other not: decided by the clock, not by the controls
+		}
 		if !reflect.DeepEqual(strip(got), strip(want)) {
 			t.Errorf("%s: Evaluate changed:\n got %+v\nwant %+v", label, strip(got), strip(want))
 		}
@@ -152,7 +156,7 @@ func shadowCase(t *testing.T, c *cases.Case, caseIndex int, pool []guard.Control
 		if (shadow != nil) != eng.HasShadow() || (shadow == nil && applies) {
 			t.Fatalf("%s: EvaluateShadow = %v with HasShadow %v, the control alone evaluated %v", sc.Name, shadow, eng.HasShadow(), applies)
 		}
-		if shadow == nil {
+		if shadow == nil || timedOut(shadow) != timedOut(ar) {
 			continue
 		}
 		if !reflect.DeepEqual(strip(shadow), strip(ar)) {
@@ -172,4 +176,15 @@ func strip(res *guard.Result) guard.Result {
 		*l = cp
 	}
 	return out
+}
+
+// timedOut reports whether an evaluator of res ran out of time: such an outcome depends on the load of the
+// machine (the corpus has catastrophic patterns under timeout_ms), so two evaluations may differ.
+func timedOut(res *guard.Result) bool {
+	for _, e := range res.Errors {
+		if strings.Contains(e.Result.Error, "timed out") || strings.Contains(e.Result.Error, "deadline") {
+			return true
+		}
+	}
+	return false
 }
