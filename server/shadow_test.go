@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	guard "github.com/guardrail-control/guard"
 )
 
 // withTests returns data with tests attached.
@@ -220,4 +223,35 @@ func TestShadowControlEndToEnd(t *testing.T) {
 	if p := ts.ok(200, "PATCH", fmt.Sprintf("/api/v1/controls/%d", id), map[string]any{"mode": "enforce"}); p["version"] != float64(2) {
 		t.Errorf("version %v after a no-op mode patch", p["version"])
 	}
+}
+
+// TestRestoreRunsControlTests: restoring a version runs its tests like any save. A version whose tests
+// fail (written here under the API, straight into the store) cannot be restored; one that passes can.
+func TestRestoreRunsControlTests(t *testing.T) {
+	ts := newTS(t)
+	id := ts.createControl("c", withTests(regexData("secret", "deny"), ctest("finds it", "a secret", "match"))) // v1
+	bad, err := guard.ParseControlData(mustJSON(t, withTests(regexData("secret", "deny"), ctest("wrong", "a secret", "no_match"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.st.PutControlData(context.Background(), id, bad); err != nil { // v2, never accepted by the API
+		t.Fatal(err)
+	}
+	ts.ok(200, "PUT", fmt.Sprintf("/api/v1/controls/%d/data", id), map[string]any{"data": regexData("other", "deny")}) // v3
+	b := ts.expectProblem(422, "VALIDATION_ERROR", "POST", fmt.Sprintf("/api/v1/controls/%d/versions/2/restore", id), nil)
+	if len(b.Errors) != 1 || b.Errors[0].Field != "data.tests.0" || b.Errors[0].Code != "test_failed" {
+		t.Fatalf("problems %+v", b.Errors)
+	}
+	if got := ts.ok(200, "POST", fmt.Sprintf("/api/v1/controls/%d/versions/1/restore", id), nil); got["version"] != float64(4) {
+		t.Fatalf("restore of version 1: %v", got)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
