@@ -106,7 +106,7 @@ func prepare(ctl *Control, cfg *engineConfig, prefix string, tolerant bool) prep
 	if execution == "" {
 		execution = ExecutionServer
 	}
-	p.runs = p.data.Enabled && cfg.executions[execution]
+	p.runs = p.data.Enabled && cfg.executions[execution] && (p.data.Mode == ModeShadow) == cfg.shadow
 	if tolerant && !p.runs {
 		return p
 	}

@@ -43,7 +43,26 @@ type ControlData struct {
 	Condition   Condition `json:"condition"`
 	Action      Action    `json:"action"`
 	Tags        []string  `json:"tags"`
+	// Mode is enforce (the default, also when empty) or shadow: a shadow control is evaluated and
+	// recorded but never part of the decision (see Engine.EvaluateShadow). It is kept as written: an
+	// empty mode is omitted on the wire.
+	Mode Mode `json:"mode,omitempty"`
+	// Tests are the control's own examples, in the per-control form of TestCase (no control name):
+	// RunControlTests runs them, the server on every save. The engine ignores them when evaluating.
+	Tests []TestCase `json:"tests,omitempty"`
 }
+
+// Mode says whether a control's decision counts (enforce) or is only recorded (shadow).
+type Mode string
+
+// The modes of a control.
+const (
+	ModeEnforce Mode = "enforce"
+	ModeShadow  Mode = "shadow"
+)
+
+// Shadow reports whether d is in shadow mode.
+func (d *ControlData) Shadow() bool { return d.Mode == ModeShadow }
 
 // Scope says which steps and stages a control applies to. A nil filter does not restrict; StepNames and
 // StepNameRegex combine with OR, everything else with AND.

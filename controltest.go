@@ -160,7 +160,7 @@ func ValidateTestCases(cases []TestCase, controls []Control) error {
 // RunTests evaluates every case against controls and reports each outcome, in the order of cases.
 //
 // The decision of the set form is what an agent with all of controls linked would get: disabled controls
-// take no part, and controls of both executions (server and sdk) count. Whether a control matches (the
+// and shadow controls take no part, and controls of both executions (server and sdk) count. Whether a control matches (the
 // per-control form, and the matches and no_matches lists) is decided by evaluating that control alone,
 // as if enabled, so the answer does not depend on the engine skipping controls once a deny has matched,
 // and a control can be tested before it is switched on. A control whose evaluator fails neither matches
@@ -188,6 +188,7 @@ func RunTests(ctx context.Context, controls []Control, cases []TestCase, opts ..
 		}
 		c := byName[name]
 		c.Data.Enabled = true
+		c.Data.Mode = ModeEnforce // a shadow control's condition is tested as if enforced
 		e := New(opts...)
 		if err := e.Update([]Control{c}); err != nil {
 			return nil, err

@@ -24,6 +24,9 @@ type Event struct {
 	ErrorMessage        string         `json:"error_message,omitempty"`
 	Source              string         `json:"source"`
 	Metadata            map[string]any `json:"metadata,omitempty"`
+	// Shadow marks the evaluation of a shadow control: Action and Matched are what it would have
+	// decided; it was not part of the decision the agent got. Statistics count shadow events apart.
+	Shadow bool `json:"shadow,omitempty"`
 }
 
 // EventQuery filters events; zero fields do not filter. Results are newest first.
@@ -35,6 +38,7 @@ type EventQuery struct {
 	CheckStages []Stage    `json:"check_stages,omitempty"`
 	StepTypes   []string   `json:"step_types,omitempty"`
 	TraceID     string     `json:"trace_id,omitempty"`
+	Shadow      *bool      `json:"shadow,omitempty"` // only shadow events (true) or only enforced ones (false)
 	StartTime   *time.Time `json:"start_time,omitempty"`
 	EndTime     *time.Time `json:"end_time,omitempty"`
 	Limit       int        `json:"limit"`
@@ -90,12 +94,17 @@ type ControlStats struct {
 	ActionCounts   ActionCounts `json:"action_counts"`
 	AvgConfidence  float64      `json:"avg_confidence"`
 	AvgDurationMS  float64      `json:"avg_duration_ms"`
+	// Shadow marks the statistics of a control's shadow events: ActionCounts.Deny of ExecutionCount
+	// steps is "would have denied N of M steps".
+	Shadow bool `json:"shadow,omitempty"`
 }
 
-// Stats is the answer to a StatsQuery.
+// Stats is the answer to a StatsQuery. Totals and Controls count the enforced evaluations (what the
+// agents got); Shadow holds, per control, the evaluations of shadow controls (never in Totals).
 type Stats struct {
 	Totals   StatsTotals    `json:"totals"`
 	Controls []ControlStats `json:"controls"`
+	Shadow   []ControlStats `json:"shadow"`
 }
 
 // StatsReport is the answer of GET /observability/stats: the statistics of one agent over a named time
@@ -105,6 +114,8 @@ type StatsReport struct {
 	TimeRange string         `json:"time_range"`
 	Totals    StatsTotals    `json:"totals"`
 	Controls  []ControlStats `json:"controls"`
+	// Shadow is what the shadow controls would have done, per control (Shadow set), never in Totals.
+	Shadow []ControlStats `json:"shadow"`
 }
 
 // ControlStatsReport is the answer of GET /observability/stats/controls/{control_id}.
@@ -114,6 +125,8 @@ type ControlStatsReport struct {
 	ControlID   int64        `json:"control_id"`
 	ControlName string       `json:"control_name"`
 	Stats       ControlStats `json:"stats"`
+	// Shadow is the control's shadow evaluations in the range, when it has some.
+	Shadow *ControlStats `json:"shadow,omitempty"`
 }
 
 // MaxEventDurationMS bounds Event.ExecutionDurationMS: one day in milliseconds. The server refuses posted

@@ -16,6 +16,9 @@ import (
 type Engine struct {
 	cfg  engineConfig
 	snap atomic.Pointer[snapshot]
+	// shadow evaluates the shadow controls (see EvaluateShadow); nil when there are none, so that an
+	// engine without shadow controls pays nothing for them.
+	shadow atomic.Pointer[Engine]
 }
 
 type engineConfig struct {
@@ -24,6 +27,7 @@ type engineConfig struct {
 	logger         *zap.Logger
 	maxConcurrency int
 	noRunPrefilter bool // tests only: compare results with and without the run prefilter
+	shadow         bool // compile the shadow controls (mode shadow) instead of the enforced ones
 }
 
 // Option configures an Engine.
@@ -96,6 +100,11 @@ func (e *Engine) update(controls []Control, tolerant bool) error {
 	if s == nil {
 		return err
 	}
+	sh, err := compileShadow(controls, cfg, tolerant, err)
+	if sh == nil && err != nil && !tolerant {
+		return err
+	}
+	e.shadow.Store(sh)
 	e.snap.Store(s)
 	cfg.logger.Debug("controls compiled", zap.Int("controls", len(controls)), zap.Int("active", len(s.controls)),
 		zap.Bool("degraded", err != nil))

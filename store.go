@@ -95,10 +95,13 @@ type ControlRecord struct {
 	UpdatedAt time.Time    `json:"updated_at"`
 }
 
-// ControlPatch changes a control's name and/or enabled flag; nil fields are left alone.
+// ControlPatch changes a control's name, enabled flag and/or mode; nil fields are left alone.
 type ControlPatch struct {
 	Name    *string `json:"name,omitempty"`
 	Enabled *bool   `json:"enabled,omitempty"`
+	// Mode switches the control between enforce and shadow (data.mode), a new version of its data:
+	// the promotion of a shadow control.
+	Mode *Mode `json:"mode,omitempty"`
 }
 
 // ControlFilter narrows ListControls; zero fields do not filter.

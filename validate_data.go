@@ -129,7 +129,7 @@ func (p *parser) jsonObject(v any, path string) map[string]any {
 	return obj
 }
 
-var dataFields = []string{"description", "enabled", "execution", "scope", "condition", "action", "tags", "selector", "evaluator"}
+var dataFields = []string{"description", "enabled", "execution", "scope", "condition", "action", "tags", "selector", "evaluator", "mode", "tests"}
 
 // data decodes the control data object.
 func (p *parser) data(v any) ControlData {
@@ -177,6 +177,19 @@ func (p *parser) data(v any) ControlData {
 	}
 	if v := obj["tags"]; v != nil {
 		d.Tags = p.tags(v, "tags")
+	}
+	if v := obj["mode"]; v != nil {
+		if s, ok := p.str(v, "mode"); ok {
+			switch Mode(s) {
+			case ModeEnforce, ModeShadow:
+				d.Mode = Mode(s)
+			default:
+				p.add("mode", CodeEnum, "must be one of enforce, shadow")
+			}
+		}
+	}
+	if v := obj["tests"]; v != nil {
+		d.Tests = p.tests(v, "tests")
 	}
 	return d
 }

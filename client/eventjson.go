@@ -90,6 +90,9 @@ func appendEventJSON(b []byte, e *wireEvent) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
+	if e.Shadow {
+		b = append(b, `,"shadow":true`...)
+	}
 	return append(b, '}'), nil
 }
 

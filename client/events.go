@@ -33,6 +33,7 @@ type wireEvent struct {
 	ErrorMessage        string         `json:"error_message,omitempty"`
 	Source              string         `json:"source"`
 	Metadata            eventMeta      `json:"metadata,omitzero"`
+	Shadow              bool           `json:"shadow,omitempty"`
 }
 
 // eventMeta is the metadata of an event: the Policy label of the protected step, when it has one.
@@ -52,6 +53,7 @@ type evalRecord struct {
 	tr       traceIDs
 	policy   string
 	at       time.Time
+	shadow   bool // the result of Engine.EvaluateShadow: every event is a shadow event
 }
 
 // events returns how many events r stands for: one per evaluated control.
@@ -195,6 +197,7 @@ func (s *eventSink) appendRecord(buf []wireEvent, r *evalRecord) []wireEvent {
 				ErrorMessage:       cr.Result.Error,
 				Source:             "sdk",
 				Metadata:           eventMeta{Policy: r.policy},
+				Shadow:             r.shadow,
 			}
 			if cr.Duration > 0 {
 				ev.ExecutionDurationMS = float64(cr.Duration) / float64(time.Millisecond)

@@ -133,3 +133,20 @@ func outcome(err error) string {
 	}
 	return "error"
 }
+
+// observeShadow evaluates the shadow controls of eng in-process and records what they would have
+// decided as shadow events. The result never reaches the caller: a shadow control never raises. Nothing
+// is evaluated when there is nowhere to record it.
+func (a *Agent) observeShadow(ctx context.Context, eng *guard.Engine, step *guard.Step, stage guard.Stage, cfg *protectConfig) {
+	if a.events == nil || !eng.HasShadow() {
+		return
+	}
+	ectx, cancel := a.evaluationContext(ctx)
+	res, err := eng.EvaluateShadow(ectx, step, stage)
+	cancel()
+	if err != nil || res == nil || len(res.Matches)+len(res.Errors)+len(res.NonMatches) == 0 {
+		return
+	}
+	a.events.add(evalRecord{res: res, agent: a.name, stepType: step.Type, stepName: step.Name, stage: stage,
+		tr: traceOf(ctx), policy: cfg.policy, at: time.Now(), shadow: true})
+}

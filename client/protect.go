@@ -98,6 +98,9 @@ func Protect[In, Out any](a *Agent, fn func(context.Context, In) (Out, error), o
 // from either wins over steer; an sdk deny skips the server.
 func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, cfg *protectConfig) error {
 	p := a.pol.Load()
+	// Shadow sdk controls are evaluated and recorded before the decision, whatever it turns out to be
+	// (an engine without shadow controls costs one pointer load here).
+	a.observeShadow(ctx, p.sdk, step, stage, cfg)
 	var steer error
 	if p.sdk.Applies(step, stage) {
 		ctx, cancel := a.evaluationContext(ctx)
@@ -164,6 +167,8 @@ func (a *Agent) evaluateServer(ctx context.Context, p *policy, step *guard.Step,
 		return nil, err
 	}
 	a.observe(ctx, step, stage, cfg, res, true)
+	// The server records its shadow controls itself when it evaluates; in-process, the client does.
+	a.observeShadow(ctx, p.srv, step, stage, cfg)
 	return res, nil
 }
 

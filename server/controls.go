@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -22,11 +23,24 @@ type dataRequest struct {
 type patchControlRequest struct {
 	Name    *string `json:"name"`
 	Enabled *bool   `json:"enabled"`
+	Mode    *string `json:"mode"`
 }
 
 // parseData decodes and validates the data field of a request body: problems come back with paths
 // prefixed by "data.".
-func (s *Server) parseData(raw json.RawMessage) (guard.ControlData, error) {
+//
+// The control's own tests (data.tests) are run too: a failing test is a problem at data.tests.<i>, so a
+// control can never be saved contradicting its examples.
+func (s *Server) parseData(ctx context.Context, raw json.RawMessage) (guard.ControlData, error) {
+	d, err := s.parseDataOnly(raw)
+	if err != nil {
+		return d, err
+	}
+	return d, s.checkTests(ctx, d)
+}
+
+// parseDataOnly is parseData without running the control's tests.
+func (s *Server) parseDataOnly(raw json.RawMessage) (guard.ControlData, error) {
 	if isNull(raw) {
 		return guard.ControlData{}, problem.Validation("data is required", guard.Problem{Field: "data", Code: "required", Message: "is required"})
 	}
@@ -47,7 +61,7 @@ func (s *Server) decodeData(r *http.Request) (guard.ControlData, error) {
 	if err := problem.DecodeJSON(r, &req); err != nil {
 		return guard.ControlData{}, err
 	}
-	return s.parseData(req.Data)
+	return s.parseData(r.Context(), req.Data)
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -67,7 +81,7 @@ func (s *Server) createControl(w http.ResponseWriter, r *http.Request) {
 	}
 	var data *guard.ControlData
 	if !isNull(req.Data) {
-		d, err := s.parseData(req.Data)
+		d, err := s.parseData(r.Context(), req.Data)
 		if err != nil {
 			var pe *problem.Error
 			if !errors.As(err, &pe) || pe.Code != problem.CodeValidation {
@@ -174,12 +188,21 @@ func (s *Server) patchControl(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	var mode *guard.Mode
+	if req.Mode != nil {
+		m := guard.Mode(*req.Mode)
+		if m != guard.ModeEnforce && m != guard.ModeShadow {
+			s.writeErr(w, r, problem.Validation("the control patch is not valid", guard.Problem{Field: "mode", Code: "enum", Message: "must be one of enforce, shadow"}))
+			return
+		}
+		mode = &m
+	}
 	ifVersion, err := ifMatchVersion(r.Context(), r, id, s.store.GetControl)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	patch := guard.ControlPatch{Name: req.Name, Enabled: req.Enabled}
+	patch := guard.ControlPatch{Name: req.Name, Enabled: req.Enabled, Mode: mode}
 	var rec guard.ControlRecord
 	if ifVersion > 0 {
 		rec, err = s.store.UpdateControlIf(r.Context(), id, patch, ifVersion)

@@ -58,6 +58,9 @@ func (s *Server) evaluateTraced(w http.ResponseWriter, r *http.Request, sp trace
 		return
 	}
 	s.afterEvaluation(r, agent, req.Step, stage, res)
+	if eng.HasShadow() {
+		s.evaluateShadow(r, eng, agent, req.Step, stage)
+	}
 	if sp != nil {
 		endEvaluationSpan(sp, agent, req.Step, stage, res)
 	}

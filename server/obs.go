@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -99,4 +100,27 @@ func eventTraceIDs(h http.Header) (traceID, spanID string) {
 		traceID, spanID, _ = tracing.ParseTraceparent(tp)
 	}
 	return traceID, spanID
+}
+
+// evaluateShadow evaluates the agent's shadow controls on the step and records what they would have
+// decided as shadow events. Their result is never part of the response; an engine without shadow
+// controls never gets here.
+func (s *Server) evaluateShadow(r *http.Request, eng *guard.Engine, agent string, step *guard.Step, stage guard.Stage) {
+	if !s.cfg.obs.enabled || s.cfg.obs.recorder == nil {
+		return // nothing would be kept: the evaluation would be wasted
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.evalTimeout)
+	res, err := eng.EvaluateShadow(ctx, step, stage)
+	cancel()
+	if err != nil || res == nil {
+		return
+	}
+	events := observability.EventsFromResult(agent, step, stage, res,
+		r.Header.Get(TraceIDHeader), r.Header.Get(SpanIDHeader), time.Now())
+	for i := range events {
+		events[i].Shadow = true
+	}
+	if len(events) > 0 {
+		s.cfg.obs.recorder.Enqueue(events)
+	}
 }

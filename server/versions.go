@@ -63,6 +63,14 @@ func (s *Server) restoreVersion(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	// The restored data must pass its own tests as any saved data does (evaluators may have changed
+	// since that version was saved).
+	if v, err := s.store.GetControlVersion(r.Context(), id, n); err == nil && v.Data != nil {
+		if err := s.checkTests(r.Context(), *v.Data); err != nil {
+			s.writeErr(w, r, err)
+			return
+		}
+	}
 	rec, err := s.store.RestoreControlVersion(r.Context(), id, n)
 	if err != nil {
 		s.writeErr(w, r, err)

@@ -229,6 +229,13 @@ func (s *Store) updateControl(ctx context.Context, id int64, patch guard.Control
 			}
 			changed = true
 		}
+		if patch.Mode != nil {
+			ok, err := s.patchMode(ctx, tx, &row, *patch.Mode, at)
+			if err != nil {
+				return err
+			}
+			changed = changed || ok
+		}
 		if !changed {
 			return nil
 		}
@@ -333,4 +340,33 @@ func (s *Store) deleteControl(ctx context.Context, id int64, force bool, ifVersi
 		return nil, err
 	}
 	return agents, nil
+}
+
+// patchMode sets data.mode (a new version, event "updated") when it differs from the control's mode, an
+// empty mode being enforce, and reports whether it did.
+func (s *Store) patchMode(ctx context.Context, tx *sqlx.Tx, row *controlRow, mode guard.Mode, at int64) (bool, error) {
+	if mode != guard.ModeEnforce && mode != guard.ModeShadow {
+		return false, problem("mode", guard.CodeEnum, "must be one of enforce, shadow")
+	}
+	d, err := decodeData(row.Data, row.Enabled)
+	if err != nil {
+		return false, err
+	}
+	if d == nil {
+		return false, problem("mode", guard.CodeInvalid, "a control without data has no mode; put its data first")
+	}
+	cur := d.Mode
+	if cur == "" {
+		cur = guard.ModeEnforce
+	}
+	if cur == mode {
+		return false, nil
+	}
+	d.Mode = mode
+	enc, err := jsonArg(d)
+	if err != nil {
+		return false, err
+	}
+	row.Data = []byte(enc)
+	return true, s.saveControl(ctx, tx, row, guard.VersionUpdated, at)
 }

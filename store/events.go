@@ -15,11 +15,11 @@ import (
 )
 
 const eventCols = `control_execution_id, trace_id, span_id, agent_name, control_id, control_name, check_stage, step_type,
-	step_name, action, matched, confidence, ts, duration_ms, evaluator_name, selector_path, error_message, source, metadata`
+	step_name, action, matched, confidence, ts, duration_ms, evaluator_name, selector_path, error_message, source, metadata, shadow`
 
 const (
-	eventColCount = 19
-	// eventChunk rows per INSERT: 500 * 19 = 9,500 parameters, far below SQLite's 32,766 and
+	eventColCount = 20
+	// eventChunk rows per INSERT: 500 * 20 = 10,000 parameters, far below SQLite's 32,766 and
 	// PostgreSQL's 65,535.
 	eventChunk = 500
 	// Query limits of POST /observability/events/query.
@@ -201,7 +201,7 @@ func eventArgs(e *guard.Event, id string, ts int64) ([]any, error) {
 	}
 	return []any{clean(id), clean(e.TraceID), clean(e.SpanID), clean(e.AgentName), e.ControlID, clean(e.ControlName),
 		clean(string(e.CheckStage)), clean(e.StepType), clean(e.StepName), clean(string(e.Action)), e.Matched, conf,
-		ts, dur, clean(e.EvaluatorName), clean(e.SelectorPath), clean(e.ErrorMessage), clean(e.Source), md}, nil
+		ts, dur, clean(e.EvaluatorName), clean(e.SelectorPath), clean(e.ErrorMessage), clean(e.Source), md, e.Shadow}, nil
 }
 
 type eventRow struct {
@@ -225,6 +225,7 @@ type eventRow struct {
 	ErrorMessage       string          `db:"error_message"`
 	Source             string          `db:"source"`
 	Metadata           []byte          `db:"metadata"`
+	Shadow             bool            `db:"shadow"`
 }
 
 func (r *eventRow) event() (guard.Event, error) {
@@ -232,7 +233,7 @@ func (r *eventRow) event() (guard.Event, error) {
 		ControlID: r.ControlID, ControlName: r.ControlName, CheckStage: guard.Stage(r.CheckStage), StepType: r.StepType,
 		StepName: r.StepName, Action: guard.Decision(r.Action), Matched: r.Matched, Confidence: r.Confidence,
 		Timestamp: toTime(r.TS), EvaluatorName: r.EvaluatorName, SelectorPath: r.SelectorPath,
-		ErrorMessage: r.ErrorMessage, Source: r.Source}
+		ErrorMessage: r.ErrorMessage, Source: r.Source, Shadow: r.Shadow}
 	// Rows written before the server checked these numbers may hold infinities (PostgreSQL also NaN):
 	// they are left out, so that the event can still be encoded as JSON.
 	if d := r.DurationMS.Float64; r.DurationMS.Valid && !math.IsNaN(d) && !math.IsInf(d, 0) {
@@ -269,6 +270,9 @@ func eventWhere(q *guard.EventQuery) (string, []any) {
 	}
 	if q.Matched != nil {
 		where, args = append(where, `matched = ?`), append(args, *q.Matched)
+	}
+	if q.Shadow != nil {
+		where, args = append(where, `shadow = ?`), append(args, *q.Shadow)
 	}
 	if len(q.CheckStages) > 0 {
 		where = append(where, in(`check_stage`, len(q.CheckStages)))

@@ -73,6 +73,9 @@ func (s *Store) upsertRollups(ctx context.Context, tx *sqlx.Tx, events []guard.E
 	acc := make(map[rollupKey]*rollup)
 	for i := range events {
 		e := &events[i]
+		if e.Shadow {
+			continue // shadow evaluations are counted apart (Stats reads them from the events)
+		}
 		k := rollupKey{agent: clean(e.AgentName), minute: floorDiv(ts[i], minuteUS), control: e.ControlID}
 		r := acc[k]
 		if r == nil {

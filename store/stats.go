@@ -80,11 +80,12 @@ func (s *Store) Stats(ctx context.Context, q guard.StatsQuery) (guard.Stats, err
 		}
 	}
 	var rows []statsRow
+	var err error
 	raw := func(a, b int64) error {
 		if a >= b {
 			return nil
 		}
-		return s.statsRows(ctx, &rows, rawStatsSQL, width, q, a, b)
+		return s.statsRows(ctx, &rows, rawStatsSQL+` AND NOT shadow`, width, q, a, b)
 	}
 	m0, m1 := floorDiv(from+minuteUS-1, minuteUS), floorDiv(to, minuteUS) // the whole minutes of the range
 	if from >= 0 && m0 < m1 && (q.Bucket == 0 || width%minuteUS == 0) {
@@ -107,6 +108,9 @@ func (s *Store) Stats(ctx context.Context, q guard.StatsQuery) (guard.Stats, err
 	out := mergeStats(rows)
 	if q.Bucket > 0 {
 		out.Totals.Timeseries = timeseries(rows, from, to, width)
+	}
+	if out.Shadow, err = s.shadowStats(ctx, q, from, to); err != nil {
+		return guard.Stats{}, err
 	}
 	return out, nil
 }
@@ -220,4 +224,21 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// shadowStats aggregates the shadow events of [from, to) per control, from the events themselves (over
+// the partial index events_shadow: nothing to read when there are none). They are never in the
+// per-minute aggregates, so the totals of real decisions do not count them.
+func (s *Store) shadowStats(ctx context.Context, q guard.StatsQuery, from, to int64) ([]guard.ControlStats, error) {
+	var rows []statsRow
+	if from < to {
+		if err := s.statsRows(ctx, &rows, rawStatsSQL+` AND shadow`, max(to-from, 1), q, from, to); err != nil {
+			return nil, err
+		}
+	}
+	out := mergeStats(rows).Controls
+	for i := range out {
+		out[i].Shadow = true
+	}
+	return out, nil
 }

@@ -16,7 +16,8 @@ func init() {
 }
 
 // runTest is `guard test`: the tests of the -t files (and of the -f files) run against the controls of
-// the -f files with guard.RunTests; exit 1 on any failure.
+// the -f files with guard.RunTests, and each control's own tests (data.tests) with
+// guard.RunControlTests; exit 1 on any failure.
 func runTest(ctx context.Context, env *commandEnv, args []string) error {
 	const usage = "guard test -f CONTROLS... -t TESTS... [-v] [-run REGEXP]"
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
@@ -68,6 +69,20 @@ func runTest(ctx context.Context, env *commandEnv, args []string) error {
 			return &exitError{code: 1}
 		}
 		return err
+	}
+	// The tests controls carry in their data run too, as "<control>/<test>", with the runner the
+	// server uses on save.
+	own, err := runControlTests(ctx, pol, filter)
+	if err != nil {
+		return err
+	}
+	for _, ct := range own {
+		r := guard.TestResult{Name: ct.name, Passed: ct.passed}
+		if !ct.passed {
+			r.Failures = []string{ct.path + ": " + ct.message}
+		}
+		files[ct.name] = ct.file
+		results = append(results, r)
 	}
 	failed := 0
 	for _, r := range results {

@@ -187,6 +187,7 @@ type eventWire struct {
 	ErrorMessage        string          `json:"error_message"`
 	Source              string          `json:"source"`
 	Metadata            json.RawMessage `json:"metadata"` // checked against the limits before it is decoded
+	Shadow              bool            `json:"shadow"`   // the evaluation of a shadow control
 }
 
 // validate checks the event, fills ev and returns its problems, fields prefixed by at.
@@ -278,6 +279,7 @@ func (in *eventWire) validate(ev *guard.Event, at string) []guard.Problem {
 	}
 	ps = append(ps, checkErrorMessage(in.ErrorMessage, ev, at)...)
 	ev.Matched = in.Matched
+	ev.Shadow = in.Shadow
 	var mps []guard.Problem
 	ev.Metadata, mps = checkMetadata(in.Metadata, at)
 	return append(ps, mps...)

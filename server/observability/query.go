@@ -19,6 +19,7 @@ type QueryRequest struct {
 	CheckStages []string `json:"check_stages"`
 	StepTypes   []string `json:"step_types"`
 	TraceID     string   `json:"trace_id"`
+	Shadow      *bool    `json:"shadow"` // true: only shadow events; false: only enforced ones
 	StartTime   *string  `json:"start_time"`
 	EndTime     *string  `json:"end_time"`
 	Limit       *int     `json:"limit"`
@@ -74,6 +75,7 @@ func (req *QueryRequest) toQuery() (guard.EventQuery, error) {
 	q := guard.EventQuery{
 		ControlIDs: req.ControlIDs,
 		Matched:    req.Matched,
+		Shadow:     req.Shadow,
 		StepTypes:  req.StepTypes,
 		TraceID:    req.TraceID,
 		Limit:      DefaultQueryLimit,

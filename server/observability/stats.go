@@ -125,7 +125,12 @@ func (a *API) Stats(w http.ResponseWriter, r *http.Request) {
 	if controls == nil {
 		controls = []guard.ControlStats{}
 	}
-	problem.Respond(w, r, a.logger(), http.StatusOK, StatsResponse{AgentName: p.agent, TimeRange: p.tr.Name, Totals: totals, Controls: controls})
+	shadow := st.Shadow
+	if shadow == nil {
+		shadow = []guard.ControlStats{}
+	}
+	problem.Respond(w, r, a.logger(), http.StatusOK, StatsResponse{AgentName: p.agent, TimeRange: p.tr.Name, Totals: totals, Controls: controls,
+		Shadow: shadow})
 }
 
 // ControlStats answers the statistics of one control for one agent over a time range. A control with no
@@ -156,8 +161,18 @@ func (a *API) ControlStats(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
+	var sh *guard.ControlStats
+	for i := range st.Shadow {
+		if st.Shadow[i].ControlID == id {
+			sh = &st.Shadow[i]
+			if cs.ControlName == "" {
+				cs.ControlName = sh.ControlName
+			}
+			break
+		}
+	}
 	problem.Respond(w, r, a.logger(), http.StatusOK, ControlStatsResponse{AgentName: p.agent, TimeRange: p.tr.Name,
-		ControlID: id, ControlName: cs.ControlName, Stats: cs})
+		ControlID: id, ControlName: cs.ControlName, Stats: cs, Shadow: sh})
 }
 
 // fillSeries returns one point per bucket of [since, until), taking the store's points where there are

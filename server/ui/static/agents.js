@@ -166,9 +166,23 @@ export async function agentView(el, name) {
           (st.controls || []).map(c => h('tr', {}, h('td', {}, c.control_name || ('#' + c.control_id)), h('td', {}, String(c.execution_count)), h('td', {}, String(c.match_count)),
             h('td', {}, String(c.error_count)), h('td', { class: 'hide-narrow' }, (c.avg_confidence || 0).toFixed(2)), h('td', { class: 'hide-narrow' }, (c.avg_duration_ms || 0).toFixed(3)))),
           'No evaluations in this range.')));
+    if ((st.shadow || []).length) statsBody.append(shadowStats(name, st.shadow, range.value));
     statsBody.setAttribute('aria-busy', 'false');
   }
   range.addEventListener('change', () => loadStats());
   await loadControls();
   await loadStats();
+}
+
+// shadowStats lists what the agent's shadow controls would have done in the range, apart from the real
+// decisions above, with links to those events.
+function shadowStats(agent, shadow, range) {
+  const verb = (c) => c.action_counts.deny ? ['denied', c.action_counts.deny] : c.action_counts.steer ? ['steered', c.action_counts.steer] : ['matched', c.match_count];
+  return h('div', { id: 'stats-shadow' }, h('h3', {}, 'Shadow controls (not part of any decision)'),
+    h('ul', {}, shadow.map(c => {
+      const [v, n] = verb(c);
+      return h('li', { class: 'shadow-line' }, h('a', { href: '#/controls/' + c.control_id }, c.control_name || ('#' + c.control_id)),
+        ` would have ${v} ${n} of ${c.execution_count} steps in the last ${range}`, c.error_count ? ` (${c.error_count} errors)` : '', ' · ',
+        h('a', { class: 'shadow-events', href: `#/events?agent_name=${encodeURIComponent(agent)}&control_id=${c.control_id}&shadow=true` }, 'events'));
+    })));
 }

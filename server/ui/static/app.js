@@ -22,7 +22,7 @@ const routes = [
   [/^#\/controls\/(\d+)$/, (m) => (el) => controlEditView(el, Number(m[1])), 'controls', 'Control'],
   [/^#\/controls\/(\d+)\/history$/, (m) => (el) => historyView(el, Number(m[1])), 'controls', 'Control history'],
   [/^#\/evaluators\/?$/, () => evaluatorsView, 'evaluators', 'Evaluators'],
-  [/^#\/events\/?$/, () => eventsView, 'events', 'Events'],
+  [/^#\/events\/?(?:\?(.*))?$/, (m) => (el) => eventsView(el, new URLSearchParams(m[1] || '')), 'events', 'Events'],
 ];
 
 let loginShown = false;

@@ -4,6 +4,7 @@ import { h, clear, field, fmtTime, badge, errorBox, table, pageHead } from './do
 import { api, qs, session } from './api.js';
 import { pager } from './agents.js';
 import { replayPanel } from './replay.js';
+import { testsPanel, shadowPanel } from './controltests.js';
 
 export async function controlsView(el) {
   const state = { cursors: [''], page: 0 };
@@ -73,6 +74,7 @@ const FIELD_OF = [
   ['action.steering_context.required_actions', 'required_actions'], ['action.steering_context', 'steering_message'],
   ['action.decision', 'decision'], ['action.metadata', 'action_metadata'], ['action', 'decision'],
   ['condition', 'condition'], ['selector', 'condition'], ['evaluator', 'condition'],
+  ['mode', 'mode'], ['tests', 'tests'],
 ];
 
 function fieldFor(path) {
@@ -119,7 +121,9 @@ export async function controlEditView(el, controlId) {
     action_metadata: h('textarea', { id: 'ctl-action-metadata', disabled: ro, rows: 3, spellcheck: 'false' }, act.metadata ? JSON.stringify(act.metadata, null, 2) : ''),
     tags: h('input', { type: 'text', id: 'ctl-tags', value: (d.tags || []).join(', '), disabled: ro }),
     condition: h('textarea', { id: 'ctl-condition', class: 'tall', spellcheck: 'false', disabled: ro }, JSON.stringify(d.condition || DEFAULT_CONDITION, null, 2)),
+    mode: h('select', { id: 'ctl-mode', disabled: ro }, [['enforce', 'enforce'], ['shadow', 'shadow (record what it would do, never block)']].map(([v, l]) => h('option', { value: v, selected: (d.mode || 'enforce') === v }, l))),
   };
+  const testsBox = testsPanel(d.tests, ro, () => schedule());
   // Short text areas grow with their content (up to a point) instead of hiding lines.
   for (const ta of [i.description, i.required_actions, i.action_metadata]) {
     const fit = () => { ta.rows = Math.min(14, Math.max(2, ta.value.split('\n').length)); };
@@ -164,6 +168,8 @@ export async function controlEditView(el, controlId) {
       try { out.action.metadata = JSON.parse(i.action_metadata.value); } catch { jsonOK = false; problems.push({ field: 'data.action.metadata', message: 'is not valid JSON' }); }
     }
     try { out.condition = JSON.parse(i.condition.value); } catch (e) { jsonOK = false; problems.push({ field: 'data.condition', message: 'is not valid JSON: ' + e.message }); }
+    if (i.mode.value === 'shadow' || d.mode) out.mode = i.mode.value;
+    if (testsBox.tests().length) out.tests = testsBox.tests();
     return { data: out, problems, jsonOK };
   }
 
@@ -199,6 +205,7 @@ export async function controlEditView(el, controlId) {
       else { status.replaceChildren(errorBox(e)); return false; }
     }
     if (mine !== seq) return false;
+    testsBox.refresh(body);
     const all = problems.concat(serverProblems);
     showProblems(all);
     status.replaceChildren(all.length ? h('span', { class: 'problem-count' }, `${all.length} problem${all.length > 1 ? 's' : ''} to fix`)
@@ -244,6 +251,7 @@ export async function controlEditView(el, controlId) {
       field('Description', i.description, null, 'description'),
       h('div', { class: 'field' }, h('label', { class: 'inline', for: i.enabled.id }, i.enabled, 'Enabled'), enabledProblems),
       field('Execution', i.execution, 'server: POST /evaluation; sdk: in the agent', 'execution'),
+      field('Mode', i.mode, 'shadow: evaluated and recorded on real traffic, never part of the decision', 'mode'),
       field('Tags', i.tags, 'comma-separated', 'tags'),
       h('h2', {}, 'Scope'),
       field('Step types', i.step_types, 'comma-separated; empty: every type', 'step_types'),
@@ -262,6 +270,7 @@ export async function controlEditView(el, controlId) {
         catch { validate(); }
       } }, 'Format JSON'),
       h('p', { class: 'muted small' }, 'See ', h('a', { href: '#/evaluators' }, 'the evaluators'), ' for their config schemas.'))),
+  testsBox.el,
   h('div', { class: 'toolbar form-actions' }, h('button', { type: 'submit', class: 'primary', id: 'save-control', disabled: ro }, control ? 'Save' : 'Create control'), replay.button, status),
   replay.out);
 
@@ -277,10 +286,15 @@ export async function controlEditView(el, controlId) {
         try { await api.patch('/controls/' + control.control_id, { enabled: !control.enabled }); clear(el); await controlEditView(el, control.control_id); }
         catch (err) { status.replaceChildren(errorBox(err)); }
       } }, control.enabled ? 'Disable' : 'Enable'),
+      data && data.mode === 'shadow' ? h('button', { type: 'button', id: 'promote-control', disabled: ro, onclick: async () => {
+        try { await api.patch('/controls/' + control.control_id, { mode: 'enforce' }); flash = 'Promoted: the control now enforces its decision.'; clear(el); await controlEditView(el, control.control_id); }
+        catch (err) { status.replaceChildren(errorBox(err)); }
+      } }, 'Promote to enforce') : '',
       h('button', { type: 'button', class: 'danger', id: 'delete-control', disabled: ro, onclick: () => confirmDelete(el, control) }, 'Delete')));
     if (!data) el.append(h('div', { class: 'notice' }, 'This control has no data yet: it is disabled until you save a condition and an action.'));
   }
   el.append(form);
+  if (control && data && data.mode === 'shadow') el.append(await shadowPanel(control));
   syncSteer();
   if (!ro) validate();
 }

@@ -4,7 +4,9 @@ import { api } from './api.js';
 
 const ACTIONS = ['deny', 'steer', 'warn', 'log', 'allow'];
 
-export async function eventsView(el) {
+// params (from #/events?agent_name=...&control_id=...&shadow=true) preset the filters: the links of a
+// shadow control's report lead here.
+export async function eventsView(el, params = new URLSearchParams()) {
   const f = {
     agent_name: h('input', { type: 'text', id: 'ev-agent', autocomplete: 'off' }),
     control_ids: h('input', { type: 'text', id: 'ev-controls', placeholder: '1, 2', inputmode: 'numeric' }),
@@ -14,8 +16,12 @@ export async function eventsView(el) {
     trace_id: h('input', { type: 'text', id: 'ev-trace', autocomplete: 'off', spellcheck: 'false' }),
     start: h('input', { type: 'datetime-local', id: 'ev-start' }),
     end: h('input', { type: 'datetime-local', id: 'ev-end' }),
+    shadow: h('select', { id: 'ev-shadow' }, h('option', { value: '' }, 'any'), h('option', { value: 'true' }, 'shadow only'), h('option', { value: 'false' }, 'enforced only')),
     limit: h('select', { id: 'ev-limit' }, [10, 25, 50, 100, 250].map(n => h('option', { value: n, selected: n === 25 }, String(n)))),
   };
+  if (params.get('agent_name')) f.agent_name.value = params.get('agent_name');
+  if (params.get('control_id')) f.control_ids.value = params.get('control_id');
+  if (['true', 'false'].includes(params.get('shadow'))) f.shadow.value = params.get('shadow');
   f.limit.addEventListener('change', () => { state.offset = 0; load(); });
   const actions = ACTIONS.map(a => h('input', { type: 'checkbox', id: 'ev-action-' + a, value: a }));
   const state = { offset: 0 };
@@ -25,7 +31,7 @@ export async function eventsView(el) {
     h('summary', {}, 'Filters'),
     h('form', { id: 'events-form', onsubmit: (e) => { e.preventDefault(); state.offset = 0; load(); } },
       h('div', { class: 'grid3' }, field('Agent', f.agent_name), field('Control ids', f.control_ids, 'comma-separated'), field('Matched', f.matched),
-        field('Stage', f.stage), field('Step type', f.step_type), field('Trace id', f.trace_id), field('From', f.start), field('To', f.end),
+        field('Stage', f.stage), field('Step type', f.step_type), field('Trace id', f.trace_id), field('From', f.start), field('To', f.end), field('Shadow', f.shadow, 'shadow: what a control in shadow mode would have done'),
         field('Rows per page', f.limit)),
       h('fieldset', { class: 'field' }, h('legend', {}, 'Actions'), actions.map(a => h('label', { class: 'inline', for: a.id }, a, a.value))),
       h('div', { class: 'toolbar' },
@@ -39,6 +45,7 @@ export async function eventsView(el) {
     const ids = f.control_ids.value.split(',').map(x => Number(x.trim())).filter(x => Number.isInteger(x) && x > 0);
     if (ids.length) q.control_ids = ids;
     if (f.matched.value) q.matched = f.matched.value === 'true';
+    if (f.shadow.value) q.shadow = f.shadow.value === 'true';
     if (f.stage.value) q.check_stages = [f.stage.value];
     if (f.step_type.value.trim()) q.step_types = [f.step_type.value.trim()];
     if (f.trace_id.value.trim()) q.trace_id = f.trace_id.value.trim();
@@ -62,7 +69,7 @@ export async function eventsView(el) {
       h('td', {}, h('a', { href: '#/controls/' + ev.control_id }, ev.control_name || '#' + ev.control_id)),
       h('td', { class: 'hide-narrow' }, ev.check_stage),
       h('td', {}, `${ev.step_type}/${ev.step_name}`, h('span', { class: 'muted narrow-only' }, ` (${ev.check_stage})`)),
-      h('td', {}, badge(ev.action, !ev.matched)),
+      h('td', {}, badge(ev.action, !ev.matched), ev.shadow ? h('span', { class: 'shadow-tag muted small' }, ' shadow') : ''),
       h('td', {}, ev.matched ? 'yes' : 'no'),
       h('td', {}, ev.error_message || ''),
       h('td', { class: 'hide-narrow' }, ev.source),
