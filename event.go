@@ -62,18 +62,18 @@ type ActionCounts struct {
 
 // StatsTotals aggregates every event of the range.
 type StatsTotals struct {
-	ExecutionCount int64            `json:"execution_count"`
-	MatchCount     int64            `json:"match_count"`
-	NonMatchCount  int64            `json:"non_match_count"`
-	ErrorCount     int64            `json:"error_count"`
-	ActionCounts   ActionCounts     `json:"action_counts"`
+	ExecutionCount int64        `json:"execution_count"`
+	MatchCount     int64        `json:"match_count"`
+	NonMatchCount  int64        `json:"non_match_count"`
+	ErrorCount     int64        `json:"error_count"`
+	ActionCounts   ActionCounts `json:"action_counts"`
 	// P95DurationMS is the 95th percentile (nearest rank) of the evaluation durations of the newest
 	// MaxP95Sample events of the range that carry one (all of them when there are fewer), computed when
 	// the query names no control; P95SampleSize says how many durations it was taken over. Both are
 	// omitted when no event of the range has a duration.
-	P95DurationMS  *float64         `json:"p95_duration_ms,omitempty"`
-	P95SampleSize  int64            `json:"p95_sample_size,omitempty"`
-	Timeseries     []StatsTimePoint `json:"timeseries,omitempty"`
+	P95DurationMS *float64         `json:"p95_duration_ms,omitempty"`
+	P95SampleSize int64            `json:"p95_sample_size,omitempty"`
+	Timeseries    []StatsTimePoint `json:"timeseries,omitempty"`
 }
 
 // MaxP95Sample bounds the durations StatsTotals.P95DurationMS is computed over: the newest events of the
