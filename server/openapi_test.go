@@ -248,6 +248,8 @@ func TestOpenAPIResponses(t *testing.T) {
 	ts.do("PATCH", c, map[string]any{"name": "steer-y"})
 	ts.do("POST", "/api/v1/controls/validate", map[string]any{"data": regexData("a", "deny")})
 	ts.do("POST", "/api/v1/controls/validate", `{"data":{}}`)
+	ts.do("POST", "/api/v1/controls/try", map[string]any{"data": regexData("a", "deny"), "stage": "pre", "step": map[string]any{"type": "llm", "name": "chat", "input": "a"}})
+	ts.do("POST", "/api/v1/controls/try", `{"data":{},"stage":"later"}`)
 	ts.do("GET", c+"/versions", nil)
 	ts.do("GET", c+"/versions/1", nil)
 	ts.do("GET", c+"/versions/99", nil)
