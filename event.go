@@ -32,6 +32,7 @@ type EventQuery struct {
 	ControlIDs  []int64    `json:"control_ids,omitempty"`
 	Actions     []Decision `json:"actions,omitempty"`
 	Matched     *bool      `json:"matched,omitempty"`
+	Errored     *bool      `json:"errored,omitempty"` // true: only events with an error message; false: only those without
 	CheckStages []Stage    `json:"check_stages,omitempty"`
 	StepTypes   []string   `json:"step_types,omitempty"`
 	TraceID     string     `json:"trace_id,omitempty"`

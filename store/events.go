@@ -270,6 +270,13 @@ func eventWhere(q *guard.EventQuery) (string, []any) {
 	if q.Matched != nil {
 		where, args = append(where, `matched = ?`), append(args, *q.Matched)
 	}
+	if q.Errored != nil {
+		if *q.Errored {
+			where = append(where, `error_message <> ''`)
+		} else {
+			where = append(where, `error_message = ''`)
+		}
+	}
 	if len(q.CheckStages) > 0 {
 		where = append(where, in(`check_stage`, len(q.CheckStages)))
 		for _, st := range q.CheckStages {

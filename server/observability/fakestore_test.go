@@ -77,6 +77,7 @@ func (s *memStore) QueryEvents(_ context.Context, q guard.EventQuery) ([]guard.E
 			len(q.ControlIDs) > 0 && !slices.Contains(q.ControlIDs, e.ControlID) ||
 			len(q.Actions) > 0 && !slices.Contains(q.Actions, e.Action) ||
 			q.Matched != nil && e.Matched != *q.Matched ||
+			q.Errored != nil && (e.ErrorMessage != "") != *q.Errored ||
 			len(q.CheckStages) > 0 && !slices.Contains(q.CheckStages, e.CheckStage) ||
 			len(q.StepTypes) > 0 && !slices.Contains(q.StepTypes, e.StepType) ||
 			q.TraceID != "" && e.TraceID != q.TraceID ||

@@ -16,6 +16,7 @@ type QueryRequest struct {
 	ControlIDs  []int64  `json:"control_ids"`
 	Actions     []string `json:"actions"`
 	Matched     *bool    `json:"matched"`
+	Errored     *bool    `json:"errored"`
 	CheckStages []string `json:"check_stages"`
 	StepTypes   []string `json:"step_types"`
 	TraceID     string   `json:"trace_id"`
@@ -74,6 +75,7 @@ func (req *QueryRequest) toQuery() (guard.EventQuery, error) {
 	q := guard.EventQuery{
 		ControlIDs: req.ControlIDs,
 		Matched:    req.Matched,
+		Errored:    req.Errored,
 		StepTypes:  req.StepTypes,
 		TraceID:    req.TraceID,
 		Limit:      DefaultQueryLimit,
