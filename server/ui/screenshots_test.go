@@ -93,6 +93,19 @@ func TestScreenshots(t *testing.T) {
 				name, route string
 				prepare     func()
 			}{
+				{"overview", "#/overview", func() {
+					a.waitJS("the chart", `!!document.querySelector('#overview-chart svg [data-action="deny"]')`)
+				}},
+				{"control-activity", fmt.Sprintf("#/controls/%d/activity", id), func() {
+					a.waitJS("the chart", `!!document.querySelector('#activity-chart svg [data-action="deny"]')`)
+					// The tooltip of the busiest bucket, as a mouse over it shows it.
+					a.do("hover a bucket", evalVoid(`(() => { const b = [...document.querySelectorAll('#activity-chart a.bucket')].pop(); b.dispatchEvent(new MouseEvent('mouseenter')); })()`))
+				}},
+				{"event-detail", "#/events", func() {
+					a.waitJS("events", `document.querySelectorAll('#events-results tbody tr').length > 5`)
+					a.click(`#events-results button[data-details]`)
+					a.waitJS("the dialog", `!!document.querySelector('#event-detail[open]')`)
+				}},
 				{"agents", "#/agents", nil},
 				{"agent-detail", "#/agents/support-bot", func() {
 					a.waitJS("the chart", `!!document.querySelector('#stats-chart svg [data-action="log"]')`)
@@ -120,7 +133,7 @@ func TestScreenshots(t *testing.T) {
 				name, route string
 				prepare     func()
 			}{"evaluators", "#/evaluators", nil})
-			a.open("#/agents")
+			a.open("#/overview")
 			for _, s := range shots {
 				a.goTo(s.route)
 				if s.prepare != nil {

@@ -268,6 +268,7 @@ export async function controlEditView(el, controlId) {
   if (flash) { el.append(h('div', { class: 'ok-box', id: 'created', role: 'status' }, flash)); flash = null; }
   if (control) {
     el.append(h('div', { class: 'toolbar' }, meta,
+      h('a', { class: 'button', href: `#/controls/${control.control_id}/activity`, id: 'activity-link' }, 'Activity'),
       h('a', { class: 'button', href: `#/controls/${control.control_id}/history`, id: 'history-link' }, 'History'),
       h('button', { type: 'button', id: 'toggle-enabled', disabled: ro, onclick: async () => {
         try { await api.patch('/controls/' + control.control_id, { enabled: !control.enabled }); clear(el); await controlEditView(el, control.control_id); }

@@ -11,13 +11,14 @@ export function rangeSelect(id, value) {
 }
 
 // eventsHref is the events page filtered as f says: agent, controls (ids), actions, matched, from, to
-// (Dates), stage, step_type, trace.
+// (Dates), errored, stage, step_type, trace.
 export function eventsHref(f) {
   const u = new URLSearchParams();
   if (f.agent) u.set('agent', f.agent);
   if (f.controls && f.controls.length) u.set('control', f.controls.join(','));
   if (f.actions && f.actions.length) u.set('action', f.actions.join(','));
   if (f.matched !== undefined && f.matched !== null) u.set('matched', String(f.matched));
+  if (f.errored) u.set('errored', 'true');
   if (f.stage) u.set('stage', f.stage);
   if (f.step_type) u.set('step_type', f.step_type);
   if (f.trace) u.set('trace', f.trace);
@@ -45,22 +46,24 @@ export const n = (v) => Number(v || 0).toLocaleString();
 // common to all of them, such as the agent, the control and the time window).
 export function figures(t, base, extra) {
   const c = t.action_counts || {};
-  const link = (label, value, f, stat, cls) => h('a', { class: 'figure' + (cls ? ' ' + cls : ''), href: eventsHref(Object.assign({}, base, f)), dataset: { stat } },
-    h('strong', {}, n(value)), h('span', {}, label));
-  return h('div', { class: 'figures', id: 'figures' },
+  // data-stat sits on the number itself (the tests read it).
+  const link = (label, value, f, stat, cls) => h('a', { class: 'figure' + (cls ? ' ' + cls : ''), href: eventsHref(Object.assign({}, base, f)) },
+    h('strong', { dataset: { stat } }, n(value)), h('span', {}, label));
+  return h('div', { class: 'figures' },
     link('evaluations', t.execution_count, {}, 'execution_count'),
+    link('matches', t.match_count, { matched: true }, 'match_count'),
     link('denials', c.deny, { actions: ['deny'], matched: true }, 'deny', 'deny'),
     link('steers', c.steer, { actions: ['steer'], matched: true }, 'steer', 'steer'),
     link('warnings', c.warn, { actions: ['warn'], matched: true }, 'warn', 'warn'),
-    h('div', { class: 'figure', dataset: { stat: 'error_count' } }, h('strong', {}, n(t.error_count)), h('span', {}, 'errors')),
+    link('errors', t.error_count, { errored: true }, 'error_count', 'error'),
     extra || null);
 }
 
 // p95Figure shows the p95 evaluation time, saying what it was computed over.
 export function p95Figure(t) {
   const has = t.p95_duration_ms !== undefined && t.p95_duration_ms !== null;
-  return h('div', { class: 'figure', dataset: { stat: 'p95' }, title: has ? `95th percentile of the newest ${n(t.p95_sample_size)} control evaluations of the range` : 'no durations in this range' },
-    h('strong', {}, has ? fmtMS(t.p95_duration_ms) : '—'), h('span', {}, 'p95 time'));
+  return h('div', { class: 'figure', title: has ? `95th percentile of the newest ${n(t.p95_sample_size)} control evaluations of the range` : 'no durations in this range' },
+    h('strong', { dataset: { stat: 'p95' } }, has ? fmtMS(t.p95_duration_ms) : '—'), h('span', {}, 'p95 time'));
 }
 
 export function fmtMS(ms) {
