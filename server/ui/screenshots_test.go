@@ -60,11 +60,16 @@ func seedShowcase(a *app) (controlID int64) {
 			n := 1 + rnd.IntN(4)
 			for range n {
 				matched := rnd.Float64() < c.rate*(1+0.8*float64((m/10)%3))
+				errMsg := ""
+				if c.action == "warn" && rnd.IntN(12) == 0 { // the competitor list times out now and then
+					errMsg, matched = "evaluator timed out after 1000 ms", false
+				}
 				events = append(events, map[string]any{
 					"control_execution_id": uuid.NewString(), "agent_name": "support-bot", "control_id": c.id, "control_name": c.name,
 					"check_stage": "pre", "step_type": "llm", "step_name": "chat", "action": c.action, "matched": matched,
 					"confidence": 1.0, "timestamp": at.Add(time.Duration(rnd.IntN(50)) * time.Second).Format(time.RFC3339Nano),
 					"execution_duration_ms": 0.05 + rnd.Float64()/10, "evaluator_name": "regex", "selector_path": "input", "source": "sdk",
+					"error_message": errMsg, "trace_id": fmt.Sprintf("%032x", rnd.Uint64()), "span_id": fmt.Sprintf("%016x", rnd.Uint64()),
 				})
 			}
 		}

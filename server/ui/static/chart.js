@@ -112,11 +112,11 @@ export function matchesChart(series, range, width, opts) {
     const target = href ? s('a', { href, 'aria-label': label + ' (show these events)', class: 'bucket' }, rect) : rect;
     const show = () => {
       cursor.setAttribute('x1', x(i)); cursor.setAttribute('x2', x(i)); cursor.setAttribute('visibility', 'visible');
-      tip.replaceChildren(h('strong', {}, timeLabel(start, range)),
+      tip.replaceChildren(h('div', {}, h('strong', {}, timeLabel(start, range)),
         h('div', {}, `${p.execution_count || 0} evaluations, ${p.match_count || 0} matches`),
         actions.filter(a => counts[a]).map(a => h('div', {}, legendSwatch(a), ` ${a}: ${counts[a]}`)),
         p.error_count ? h('div', {}, `errors: ${p.error_count}`) : null,
-        href ? h('div', { class: 'muted small' }, 'Click to see these events') : null);
+        href ? h('div', { class: 'muted small' }, 'Click to see these events') : null));
       tip.hidden = false;
       tip.style.left = `${(100 * x(i)) / W}%`;
       tip.classList.toggle('flip', x(i) > W * 0.6);

@@ -4,7 +4,7 @@
 import { h, table, errorBox, badge, pageHead } from './dom.js';
 import { api, qs } from './api.js';
 import { matchesChart } from './chart.js';
-import { rangeSelect, eventsHref, windowOf, figures, n, actionBadges, fmtMS } from './statsview.js';
+import { rangeSelect, eventsHref, windowOf, figures, n, fmtMS } from './statsview.js';
 import { fmtTimeTZ, showEvent } from './events.js';
 
 export async function controlActivityView(el, id) {
@@ -60,7 +60,7 @@ export async function controlActivityView(el, id) {
         h('div', { id: 'activity-agents' }, table(['Agent', 'Evaluations', 'Matches', 'Errors'], (st.agents || []).map(a => h('tr', {},
           h('td', {}, h('a', { href: '#/agents/' + encodeURIComponent(a.agent_name) }, a.agent_name)),
           h('td', {}, link({ agent: a.agent_name }, n(a.execution_count))),
-          h('td', {}, link({ agent: a.agent_name, matched: true }, n(a.match_count)), ' ', actionBadges(a.action_counts)),
+          h('td', {}, link({ agent: a.agent_name, matched: true }, n(a.match_count))),
           h('td', {}, a.error_count ? link({ agent: a.agent_name, errored: true }, n(a.error_count)) : '0'))),
         'No agent evaluated this control in this range.'))),
       h('section', { 'aria-labelledby': 'ca-recent' }, h('h2', { id: 'ca-recent' }, 'Recent events'),

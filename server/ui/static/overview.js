@@ -4,7 +4,7 @@
 import { h, table, errorBox } from './dom.js';
 import { api, qs } from './api.js';
 import { matchesChart } from './chart.js';
-import { rangeSelect, eventsHref, windowOf, figures, p95Figure, n, actionBadges } from './statsview.js';
+import { rangeSelect, eventsHref, windowOf, figures, p95Figure, n } from './statsview.js';
 
 const TOP = 5;
 
@@ -68,15 +68,15 @@ export async function overviewView(el) {
           h('div', { id: 'top-controls' }, table(['Control', 'Denials', 'Matches'], controls.map(c => h('tr', {},
             h('td', {}, ctlName(c)),
             h('td', {}, link({ controls: [c.control_id], actions: ['deny'], matched: true }, n(c.action_counts.deny))),
-            h('td', {}, link({ controls: [c.control_id], matched: true }, n(c.match_count)), ' ', actionBadges(c.action_counts)))),
+            h('td', {}, link({ controls: [c.control_id], matched: true }, n(c.match_count))))),
           'No control was evaluated in this range.')))),
       h('section', { 'aria-labelledby': 'ov-failing' }, h('h2', { id: 'ov-failing' }, 'Controls in error'),
         h('div', { id: 'failing-controls' }, table(['Control', 'Errors', 'Evaluations', h('th', { class: 'hide-narrow', scope: 'col' }, 'Error rate')], failing.map(c => h('tr', {},
           h('td', {}, ctlName(c)),
           h('td', {}, link({ controls: [c.control_id], errored: true }, n(c.error_count))),
           h('td', {}, link({ controls: [c.control_id] }, n(c.execution_count))),
-          h('td', { class: 'hide-narrow' }, ((100 * c.error_count) / Math.max(1, c.execution_count)).toFixed(1) + ' %')))),
-        'No control failed in this range.')));
+          h('td', { class: 'hide-narrow' }, ((100 * c.error_count) / Math.max(1, c.execution_count)).toFixed(1) + ' %'))),
+        'No control failed in this range.'))));
     body.setAttribute('aria-busy', 'false');
   }
   await load();

@@ -1,6 +1,6 @@
 // Pieces shared by the pages that show statistics (overview, agent, control): the time range picker,
 // the figures above the fold, and links to the events behind a figure.
-import { h, badge } from './dom.js';
+import { h } from './dom.js';
 import { bucketWidth } from './chart.js';
 
 export const RANGES = ['1m', '5m', '15m', '1h', '6h', '24h', '7d', '30d'];
@@ -70,9 +70,4 @@ export function fmtMS(ms) {
   if (ms >= 1000) return (ms / 1000).toFixed(2) + ' s';
   if (ms >= 10) return ms.toFixed(0) + ' ms';
   return ms.toFixed(ms >= 1 ? 1 : 3) + ' ms';
-}
-
-// actionBadges lists the matched counts of each action, as badges.
-export function actionBadges(c) {
-  return ['deny', 'steer', 'warn', 'log', 'allow'].filter(a => (c || {})[a]).map(a => h('span', { class: 'nowrap' }, badge(a), ' ', n(c[a]), ' '));
 }
