@@ -3,6 +3,8 @@
 import { h, clear, field, fmtTime, badge, errorBox, table, pageHead } from './dom.js';
 import { api, qs, session } from './api.js';
 import { pager } from './agents.js';
+import { conditionEditor } from './condition_editor.js';
+import { tryPanel } from './try_panel.js';
 
 export async function controlsView(el) {
   const state = { cursors: [''], page: 0 };
@@ -253,6 +255,8 @@ export async function controlEditView(el, controlId) {
       steerOnly[steerOnly.push(field('Required actions', i.required_actions, 'one per line', 'required_actions')) - 1],
       field('Action metadata (JSON)', i.action_metadata, 'optional, e.g. {"severity": "high"}', 'action_metadata')),
     h('div', {},
+      h('h2', {}, 'Condition'),
+      conditionEditor(i.condition, ro),
       field('Condition (JSON)', i.condition, 'a leaf {selector, evaluator} or {"and"|"or": [...]}, {"not": ...}', 'condition'),
       h('button', { type: 'button', id: 'format-condition', disabled: ro, onclick: () => {
         try { i.condition.value = JSON.stringify(JSON.parse(i.condition.value), null, 2); schedule(); }
@@ -278,6 +282,8 @@ export async function controlEditView(el, controlId) {
     if (!data) el.append(h('div', { class: 'notice' }, 'This control has no data yet: it is disabled until you save a condition and an action.'));
   }
   el.append(form);
+  // The name is not needed to try the draft.
+  el.append(tryPanel(() => { const c = collect(); return { data: c.data, problems: c.problems.filter(p => p.field !== 'name') }; }, control));
   syncSteer();
   if (!ro) validate();
 }
