@@ -83,14 +83,15 @@ export function matchesChart(series, range, width, opts) {
   } else {
     svg.append(s('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', 'font-size': 14, fill: '#5b6575' }, 'No evaluations in this range'));
   }
-  const showMarkers = points.length <= W / 10;
   for (const a of actions) {
     const vals = points.map((p) => (p.action_counts || {})[a] || 0);
     if (!vals.some(Boolean)) continue; // an action that never matched stays off the chart (and its legend says 0)
     const d = vals.map((v, i) => `${i ? 'L' : 'M'}${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
     const g = s('g', { 'data-action': a });
     g.append(s('path', { d, fill: 'none', stroke: ACTION_COLORS[a], 'stroke-width': 2, 'stroke-linejoin': 'round', 'stroke-dasharray': DASHES[a] || null }));
-    if (showMarkers) vals.forEach((v, i) => { if (v) g.append(marker(a, +x(i).toFixed(1), +y(v).toFixed(1), 3.5)); });
+    // Markers on the buckets with matches, unless they would crowd into a band (then the line style
+    // alone tells the series apart).
+    if (vals.filter(Boolean).length <= W / 8) vals.forEach((v, i) => { if (v) g.append(marker(a, +x(i).toFixed(1), +y(v).toFixed(1), 3.5)); });
     svg.append(g);
   }
 

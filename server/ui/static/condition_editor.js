@@ -93,8 +93,10 @@ export function conditionEditor(textarea, ro) {
     const required = new Set(schema.required || []);
     const cfg = ev.config;
     const set = (k, v) => { if (v === undefined) delete cfg[k]; else cfg[k] = v; write(); };
-    const fields = Object.entries(props).map(([k, p]) => schemaField(k, p || {}, cfg[k], required.has(k), (v) => set(k, v)));
-    // Every evaluator takes on_error and timeout_ms besides its own schema.
+    // Required fields first, then the schema's order.
+    const entries = Object.entries(props).sort(([a], [b]) => Number(required.has(b)) - Number(required.has(a)));
+    const fields = entries.map(([k, p]) => schemaField(k, p || {}, cfg[k], required.has(k), (v) => set(k, v)));
+    // Every evaluator takes on_error and timeout_ms: fields for them unless its schema lists them.
     const onErr = h('select', { id: nextId('cond-onerror'), disabled: ro },
       [['', 'deny (default)'], ['deny', 'deny'], ['allow', 'allow']].map(([v, t]) => h('option', { value: v, selected: (cfg.on_error || '') === v }, t)));
     onErr.addEventListener('change', () => set('on_error', onErr.value || undefined));
@@ -103,7 +105,7 @@ export function conditionEditor(textarea, ro) {
     const known = new Set([...Object.keys(props), 'on_error', 'timeout_ms']);
     const other = Object.keys(cfg).filter(k => !known.has(k));
     return h('div', { class: 'cond-config' }, fields,
-      h('div', { class: 'grid2' }, labelled('On error', onErr, 'deny fails closed'), labelled('Timeout (ms)', tmo, 'empty: the default')),
+      h('div', { class: 'grid2' }, props.on_error ? null : labelled('On error', onErr, 'deny fails closed'), props.timeout_ms ? null : labelled('Timeout (ms)', tmo, 'empty: the default')),
       other.length ? h('p', { class: 'muted small' }, 'Other config fields (kept, edit them in the JSON): ', other.join(', ')) : null);
   }
 
