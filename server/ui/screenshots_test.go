@@ -69,7 +69,7 @@ func seedShowcase(a *app) (controlID int64) {
 					"check_stage": "pre", "step_type": "llm", "step_name": "chat", "action": c.action, "matched": matched,
 					"confidence": 1.0, "timestamp": at.Add(time.Duration(rnd.IntN(50)) * time.Second).Format(time.RFC3339Nano),
 					"execution_duration_ms": 0.05 + rnd.Float64()/10, "evaluator_name": "regex", "selector_path": "input", "source": "sdk",
-					"error_message": errMsg, "trace_id": fmt.Sprintf("%032x", rnd.Uint64()), "span_id": fmt.Sprintf("%016x", rnd.Uint64()),
+					"error_message": errMsg, "trace_id": fmt.Sprintf("%016x%016x", rnd.Uint64(), rnd.Uint64()), "span_id": fmt.Sprintf("%016x", rnd.Uint64()),
 				})
 			}
 		}
@@ -116,6 +116,12 @@ func TestScreenshots(t *testing.T) {
 					a.waitJS("the chart", `!!document.querySelector('#stats-chart svg [data-action="log"]')`)
 				}},
 				{"controls", "#/controls", nil},
+				{"try-it", fmt.Sprintf("#/controls/%d", id), func() {
+					a.waitJS("the form valid", `!!document.getElementById('valid-mark') && document.getElementById('condition-form').dataset.ready === 'true'`)
+					a.setValue("#try-input", "my ssn is 123-45-6789")
+					a.click("#try-run")
+					a.waitJS("the result", `!!document.getElementById('try-summary')`)
+				}},
 				{"control-editor", fmt.Sprintf("#/controls/%d", id), func() {
 					a.waitJS("the form valid", `!!document.getElementById('valid-mark')`)
 					a.setValue("#ctl-condition", `{

@@ -15,7 +15,8 @@ function parseValue(s) {
 export function tryPanel(draft, control) {
   const ro = session.readOnly;
   const t = {
-    source: h('select', { id: 'try-source' }, h('option', { value: '' }, 'Type a step…')),
+    // aria-label (the label's own text) gives it a name that does not change as its options load.
+    source: h('select', { id: 'try-source', 'aria-label': 'Step from' }, h('option', { value: '' }, 'Type a step…')),
     stage: h('select', { id: 'try-stage' }, h('option', { value: 'pre' }, 'pre'), h('option', { value: 'post' }, 'post')),
     type: h('input', { type: 'text', id: 'try-type', value: 'llm', autocomplete: 'off' }),
     name: h('input', { type: 'text', id: 'try-name', value: 'chat', autocomplete: 'off' }),
