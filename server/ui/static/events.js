@@ -207,7 +207,8 @@ export async function eventsView(el) {
     const fresh = data.events.filter(e => !seen.has(e.control_execution_id));
     if (fresh.length) {
       for (const e of fresh) seen.add(e.control_execution_id);
-      newest = fresh[0].timestamp > (newest || '') ? fresh[0].timestamp : newest;
+      // Compare as times: RFC 3339 strings of varying fraction lengths do not sort as text.
+      if (!newest || new Date(fresh[0].timestamp) >= new Date(newest)) newest = fresh[0].timestamp;
       if (!tbody || !tbody.isConnected) { await load(); }
       else {
         for (const tr of tbody.querySelectorAll('tr.new')) tr.classList.remove('new');
