@@ -121,7 +121,10 @@ func (c *HTTPClient) QueryEvents(ctx context.Context, q guard.EventQuery) (Event
 
 // Stats returns an agent's evaluation statistics, or every agent's when opts.AgentName is empty.
 func (c *HTTPClient) Stats(ctx context.Context, opts StatsOptions) (StatsResponse, error) {
-	q := url.Values{"agent_name": {opts.AgentName}}
+	q := url.Values{}
+	if opts.AgentName != "" {
+		q.Set("agent_name", opts.AgentName)
+	}
 	if opts.TimeRange != "" {
 		q.Set("time_range", opts.TimeRange)
 	}
@@ -136,7 +139,10 @@ func (c *HTTPClient) Stats(ctx context.Context, opts StatsOptions) (StatsRespons
 // ControlStats returns the statistics of one control for an agent, or for every agent when agentName is
 // empty (with a breakdown per agent).
 func (c *HTTPClient) ControlStats(ctx context.Context, controlID int64, agentName, timeRange string) (ControlStatsResponse, error) {
-	q := url.Values{"agent_name": {agentName}}
+	q := url.Values{}
+	if agentName != "" {
+		q.Set("agent_name", agentName)
+	}
 	if timeRange != "" {
 		q.Set("time_range", timeRange)
 	}
