@@ -50,6 +50,9 @@ type StatsQuery struct {
 	Since     time.Time
 	Until     time.Time
 	Bucket    time.Duration // 0: no time series
+	// P95 asks for StatsTotals.P95DurationMS (not computed with ControlID): an extra bounded read of the
+	// events, so only callers that show it pay for it.
+	P95 bool
 }
 
 // ActionCounts counts matched events by action.
@@ -70,7 +73,7 @@ type StatsTotals struct {
 	ActionCounts   ActionCounts `json:"action_counts"`
 	// P95DurationMS is the 95th percentile (nearest rank) of the evaluation durations of the newest
 	// MaxP95Sample events of the range that carry one (all of them when there are fewer), computed when
-	// the query names no control; P95SampleSize says how many durations it was taken over. Both are
+	// the query asks for it (StatsQuery.P95) and names no control; P95SampleSize says how many durations it was taken over. Both are
 	// omitted when no event of the range has a duration.
 	P95DurationMS *float64         `json:"p95_duration_ms,omitempty"`
 	P95SampleSize int64            `json:"p95_sample_size,omitempty"`

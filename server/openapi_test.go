@@ -266,7 +266,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	ts.do("POST", "/api/v1/observability/events/query", map[string]any{"agent_name": "bot"})
 	ts.do("GET", "/api/v1/observability/stats?agent_name=bot&include_timeseries=true", nil)
 	ts.do("GET", "/api/v1/observability/stats/controls/1?agent_name=bot", nil)
-	ts.do("GET", "/api/v1/observability/stats?include_timeseries=true", nil)
+	ts.do("GET", "/api/v1/observability/stats?include_timeseries=true&include_p95=true", nil)
 	ts.do("GET", "/api/v1/observability/stats/controls/1?include_timeseries=true", nil)
 	ts.do("DELETE", c, nil)
 	ts.do("DELETE", fmt.Sprintf("/api/v1/agents/bot/controls/%d", steer), nil)

@@ -66,7 +66,7 @@ type statsRow struct {
 
 // Stats aggregates one agent's events (every agent's when AgentName is empty, with a breakdown per agent)
 // in [Since, Until) in the database: per control (ordered by control id), the totals, the p95 duration
-// (without ControlID), and with a Bucket the time series, every bucket of the range present (empty ones as
+// (with P95, without ControlID), and with a Bucket the time series, every bucket of the range present (empty ones as
 // zeros), bucket boundaries aligned on multiples of the width since the Unix epoch.
 //
 // Whole minutes are read from the per-minute aggregates (event_rollups) when the buckets are whole
@@ -113,7 +113,7 @@ func (s *Store) Stats(ctx context.Context, q guard.StatsQuery) (guard.Stats, err
 	if q.Bucket > 0 {
 		out.Totals.Timeseries = timeseries(rows, from, to, width)
 	}
-	if q.ControlID == nil {
+	if q.P95 && q.ControlID == nil {
 		if err := s.p95(ctx, q, &out.Totals); err != nil {
 			return guard.Stats{}, err
 		}

@@ -123,7 +123,7 @@ func bruteStats(events []guard.Event, q guard.StatsQuery) guard.Stats {
 	if q.AgentName == "" && out.Agents == nil {
 		out.Agents = []guard.AgentStats{}
 	}
-	if q.ControlID == nil && len(durations) > 0 {
+	if q.P95 && q.ControlID == nil && len(durations) > 0 {
 		sort.Float64s(durations)
 		p := durations[int(math.Ceil(0.95*float64(len(durations))))-1]
 		out.Totals.P95DurationMS, out.Totals.P95SampleSize = &p, int64(len(durations))
@@ -189,6 +189,7 @@ func TestStatsMatchesBruteForce(t *testing.T) {
 		for i, q := range queries {
 			for _, agent := range []string{"a", "b", ""} { // "": every agent
 				q.AgentName = agent
+				q.P95 = i%2 == 0 // with and without the p95
 				got, err := s.Stats(ctx, q)
 				if err != nil {
 					t.Fatalf("query %d: %v", i, err)
@@ -237,7 +238,7 @@ func TestStatsP95ReadsTheNewestSample(t *testing.T) {
 			{"", 95, guard.MaxP95Sample}, // b's event is older than a's newest 10,000
 		}
 		for _, c := range cases {
-			st, err := s.Stats(ctx, guard.StatsQuery{AgentName: c.agent, Since: base, Until: base.Add(time.Hour)})
+			st, err := s.Stats(ctx, guard.StatsQuery{AgentName: c.agent, Since: base, Until: base.Add(time.Hour), P95: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,12 +246,20 @@ func TestStatsP95ReadsTheNewestSample(t *testing.T) {
 				t.Errorf("agent %q: p95 %v over %d, want %v over %d", c.agent, st.Totals.P95DurationMS, st.Totals.P95SampleSize, c.p95, c.sample)
 			}
 		}
-		st, err := s.Stats(ctx, guard.StatsQuery{Since: base.Add(2 * time.Hour), Until: base.Add(3 * time.Hour)})
+		st, err := s.Stats(ctx, guard.StatsQuery{Since: base.Add(2 * time.Hour), Until: base.Add(3 * time.Hour), P95: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if st.Totals.P95DurationMS != nil || st.Totals.P95SampleSize != 0 {
 			t.Errorf("an empty range has a p95: %v", st.Totals)
+		}
+		// Without P95 nothing is read for it.
+		st, err = s.Stats(ctx, guard.StatsQuery{AgentName: "a", Since: base, Until: base.Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Totals.P95DurationMS != nil || st.Totals.P95SampleSize != 0 {
+			t.Errorf("a p95 that was not asked for: %v", st.Totals)
 		}
 	})
 }

@@ -183,7 +183,7 @@ func (s *memStore) Stats(_ context.Context, q guard.StatsQuery) (guard.Stats, er
 		}
 		slices.SortFunc(st.Agents, func(a, b guard.AgentStats) int { return strings.Compare(a.AgentName, b.AgentName) })
 	}
-	if q.ControlID == nil && len(durations) > 0 { // nearest rank, over every duration (the fixtures are small)
+	if q.P95 && q.ControlID == nil && len(durations) > 0 { // nearest rank, over every duration (the fixtures are small)
 		slices.Sort(durations)
 		v := durations[(95*len(durations)+99)/100-1]
 		st.Totals.P95DurationMS, st.Totals.P95SampleSize = &v, int64(len(durations))

@@ -60,6 +60,7 @@ type statsParams struct {
 	agent      string
 	tr         TimeRange
 	timeseries bool
+	p95        bool
 }
 
 func parseStatsParams(r *http.Request) (statsParams, []guard.Problem) {
@@ -82,12 +83,17 @@ func parseStatsParams(r *http.Request) (statsParams, []guard.Problem) {
 		ps = append(ps, guard.Problem{Field: "time_range", Code: "enum", Message: "must be one of 1m, 5m, 15m, 1h, 6h, 24h, 7d, 30d"})
 	}
 	p.tr = tr
-	if raw := qv.Get("include_timeseries"); raw != "" {
-		b, err := strconv.ParseBool(raw)
-		if err != nil {
-			ps = append(ps, guard.Problem{Field: "include_timeseries", Code: "type", Message: "must be true or false"})
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"include_timeseries", &p.timeseries}, {"include_p95", &p.p95}} {
+		if raw := qv.Get(f.name); raw != "" {
+			b, err := strconv.ParseBool(raw)
+			if err != nil {
+				ps = append(ps, guard.Problem{Field: f.name, Code: "type", Message: "must be true or false"})
+			}
+			*f.dst = b
 		}
-		p.timeseries = b
 	}
 	return p, ps
 }
@@ -105,7 +111,7 @@ func (a *API) Stats(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	since, until := p.tr.Window(a.now())
-	q := guard.StatsQuery{AgentName: p.agent, Since: since, Until: until}
+	q := guard.StatsQuery{AgentName: p.agent, Since: since, Until: until, P95: p.p95}
 	if p.timeseries {
 		q.Bucket = p.tr.Bucket
 	}

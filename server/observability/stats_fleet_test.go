@@ -13,7 +13,7 @@ func TestStatsAcrossAgents(t *testing.T) {
 	eachStore(t, func(t *testing.T, st guard.EventStore) {
 		h := statsHarness(t, st)
 		var got StatsResponse
-		body := h.do(http.MethodGet, statsPath+"?include_timeseries=true", nil)
+		body := h.do(http.MethodGet, statsPath+"?include_timeseries=true&include_p95=true", nil)
 		decode(t, body, http.StatusOK, &got)
 		if got.AgentName != "" || got.TimeRange != "1h" || got.Totals.ExecutionCount != 12 || len(got.Totals.Timeseries) != 60 {
 			t.Fatalf("fleet stats = %+v", got)
@@ -32,9 +32,15 @@ func TestStatsAcrossAgents(t *testing.T) {
 
 		// One agent: no breakdown, but a p95 over its own events.
 		var one StatsResponse
-		decode(t, h.do(http.MethodGet, statsPath+"?agent_name=agent-b", nil), http.StatusOK, &one)
+		decode(t, h.do(http.MethodGet, statsPath+"?agent_name=agent-b&include_p95=1", nil), http.StatusOK, &one)
 		if one.Agents != nil || one.AgentName != "agent-b" || one.Totals.P95SampleSize != 2 {
 			t.Fatalf("agent-b stats = %+v", one)
+		}
+		// Without include_p95, no p95.
+		var plain StatsResponse
+		decode(t, h.do(http.MethodGet, statsPath, nil), http.StatusOK, &plain)
+		if plain.Totals.P95DurationMS != nil || plain.Totals.P95SampleSize != 0 || plain.Totals.ExecutionCount != 12 {
+			t.Fatalf("stats without include_p95 = %+v", plain.Totals)
 		}
 
 		// A control across agents: its figures per agent, and its time series on request.

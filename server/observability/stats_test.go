@@ -144,6 +144,7 @@ func TestStatsRejectsBadParameters(t *testing.T) {
 		{"bad agent", statsPath + "?agent_name=a%20b", "agent_name"},
 		{"unknown range", statsPath + "?agent_name=a&time_range=2h", "time_range"},
 		{"bad timeseries flag", statsPath + "?agent_name=a&include_timeseries=maybe", "include_timeseries"},
+		{"bad p95 flag", statsPath + "?include_p95=yes", "include_p95"},
 		{"control: bad timeseries flag", statsPath + "/controls/1?include_timeseries=2", "include_timeseries"},
 		{"control: unknown range", statsPath + "/controls/1?agent_name=a&time_range=1y", "time_range"},
 		{"control: bad id", statsPath + "/controls/abc?agent_name=a", "control_id"},

@@ -143,7 +143,7 @@ export async function agentView(el, name) {
     statsBody.setAttribute('aria-busy', 'true');
     let st;
     try {
-      st = await api.get('/observability/stats' + qs({ agent_name: name, time_range: range.value, include_timeseries: 'true' }));
+      st = await api.get('/observability/stats' + qs({ agent_name: name, time_range: range.value, include_timeseries: 'true', include_p95: 'true' }));
     } catch (e) {
       if (mine !== statsSeq) return;
       statsBody.replaceChildren(e.code === 'OBSERVABILITY_DISABLED' ? h('div', { class: 'notice' }, 'Observability is disabled on this server (OBSERVABILITY_ENABLED=false): no statistics are recorded.') : errorBox(e));

@@ -30,7 +30,7 @@ export async function overviewView(el) {
     body.setAttribute('aria-busy', 'true');
     let st;
     try {
-      st = await api.get('/observability/stats' + qs({ time_range: range.value, include_timeseries: 'true' }));
+      st = await api.get('/observability/stats' + qs({ time_range: range.value, include_timeseries: 'true', include_p95: 'true' }));
     } catch (e) {
       if (mine !== seq) return;
       body.replaceChildren(e.code === 'OBSERVABILITY_DISABLED'
