@@ -123,9 +123,16 @@ func (s *Store) Stats(ctx context.Context, q guard.StatsQuery) (guard.Stats, err
 
 func (s *Store) statsRows(ctx context.Context, rows *[]statsRow, query string, width int64, q guard.StatsQuery, a, b int64) error {
 	args := []any{width, a, b}
-	if q.AgentName != "" {
+	switch {
+	case q.AgentName != "":
 		query += ` AND agent_name = ?`
 		args = append(args, clean(q.AgentName))
+	case query == rollupStatsSQL:
+		// Every agent: the agents of the range come from the covering index event_rollups_minute, then
+		// each agent's minutes from the primary key (agent_name, minute, ...), rather than every row of
+		// the range looked up from the minute index.
+		query += ` AND agent_name IN (SELECT DISTINCT agent_name FROM event_rollups WHERE minute >= ? AND minute < ?)`
+		args = append(args, a, b)
 	}
 	if q.ControlID != nil {
 		query += ` AND control_id = ?`
