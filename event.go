@@ -35,6 +35,7 @@ type EventQuery struct {
 	ControlIDs  []int64    `json:"control_ids,omitempty"`
 	Actions     []Decision `json:"actions,omitempty"`
 	Matched     *bool      `json:"matched,omitempty"`
+	Errored     *bool      `json:"errored,omitempty"` // true: only events with an error message; false: only those without
 	CheckStages []Stage    `json:"check_stages,omitempty"`
 	StepTypes   []string   `json:"step_types,omitempty"`
 	TraceID     string     `json:"trace_id,omitempty"`
@@ -45,14 +46,17 @@ type EventQuery struct {
 	Offset      int        `json:"offset"`
 }
 
-// StatsQuery asks for the statistics of one agent over [Since, Until), optionally of one control, with an
-// optional time series of buckets of the given width.
+// StatsQuery asks for the statistics of one agent (every agent when AgentName is empty) over
+// [Since, Until), optionally of one control, with an optional time series of buckets of the given width.
 type StatsQuery struct {
-	AgentName string
+	AgentName string // "": every agent, with a breakdown per agent in Stats.Agents
 	ControlID *int64
 	Since     time.Time
 	Until     time.Time
 	Bucket    time.Duration // 0: no time series
+	// P95 asks for StatsTotals.P95DurationMS (not computed with ControlID): an extra bounded read of the
+	// events, so only callers that show it pay for it.
+	P95 bool
 }
 
 // ActionCounts counts matched events by action.
@@ -66,12 +70,32 @@ type ActionCounts struct {
 
 // StatsTotals aggregates every event of the range.
 type StatsTotals struct {
-	ExecutionCount int64            `json:"execution_count"`
-	MatchCount     int64            `json:"match_count"`
-	NonMatchCount  int64            `json:"non_match_count"`
-	ErrorCount     int64            `json:"error_count"`
-	ActionCounts   ActionCounts     `json:"action_counts"`
-	Timeseries     []StatsTimePoint `json:"timeseries,omitempty"`
+	ExecutionCount int64        `json:"execution_count"`
+	MatchCount     int64        `json:"match_count"`
+	NonMatchCount  int64        `json:"non_match_count"`
+	ErrorCount     int64        `json:"error_count"`
+	ActionCounts   ActionCounts `json:"action_counts"`
+	// P95DurationMS is the 95th percentile (nearest rank) of the evaluation durations of the newest
+	// MaxP95Sample events of the range that carry one (all of them when there are fewer), computed when
+	// the query asks for it (StatsQuery.P95) and names no control; P95SampleSize says how many durations it was taken over. Both are
+	// omitted when no event of the range has a duration.
+	P95DurationMS *float64         `json:"p95_duration_ms,omitempty"`
+	P95SampleSize int64            `json:"p95_sample_size,omitempty"`
+	Timeseries    []StatsTimePoint `json:"timeseries,omitempty"`
+}
+
+// MaxP95Sample bounds the durations StatsTotals.P95DurationMS is computed over: the newest events of the
+// range, read newest first over the events' time index, so that the cost does not grow with the range.
+const MaxP95Sample = 10_000
+
+// AgentStats aggregates the events of one agent (in statistics across every agent).
+type AgentStats struct {
+	AgentName      string       `json:"agent_name"`
+	ExecutionCount int64        `json:"execution_count"`
+	MatchCount     int64        `json:"match_count"`
+	NonMatchCount  int64        `json:"non_match_count"`
+	ErrorCount     int64        `json:"error_count"`
+	ActionCounts   ActionCounts `json:"action_counts"`
 }
 
 // StatsTimePoint is one bucket of the time series.
@@ -105,26 +129,33 @@ type Stats struct {
 	Totals   StatsTotals    `json:"totals"`
 	Controls []ControlStats `json:"controls"`
 	Shadow   []ControlStats `json:"shadow"`
+	Agents   []AgentStats   `json:"agents,omitempty"` // per agent (ordered by name), when the query names none
 }
 
 // StatsReport is the answer of GET /observability/stats: the statistics of one agent over a named time
-// range (1m, 5m, 15m, 1h, 6h, 24h, 7d, 30d).
+// range (1m, 5m, 15m, 1h, 6h, 24h, 7d, 30d), or without agent_name those of every agent, with Agents
+// breaking them down per agent (AgentName is then omitted).
 type StatsReport struct {
-	AgentName string         `json:"agent_name"`
+	AgentName string         `json:"agent_name,omitempty"`
 	TimeRange string         `json:"time_range"`
 	Totals    StatsTotals    `json:"totals"`
 	Controls  []ControlStats `json:"controls"`
 	// Shadow is what the shadow controls would have done, per control (Shadow set), never in Totals.
 	Shadow []ControlStats `json:"shadow"`
+	Agents []AgentStats   `json:"agents,omitempty"`
 }
 
 // ControlStatsReport is the answer of GET /observability/stats/controls/{control_id}.
+// Without agent_name it covers every agent, with Agents breaking the control's figures down per agent;
+// include_timeseries=true adds Timeseries.
 type ControlStatsReport struct {
-	AgentName   string       `json:"agent_name"`
-	TimeRange   string       `json:"time_range"`
-	ControlID   int64        `json:"control_id"`
-	ControlName string       `json:"control_name"`
-	Stats       ControlStats `json:"stats"`
+	AgentName   string           `json:"agent_name,omitempty"`
+	TimeRange   string           `json:"time_range"`
+	ControlID   int64            `json:"control_id"`
+	ControlName string           `json:"control_name"`
+	Stats       ControlStats     `json:"stats"`
+	Agents      []AgentStats     `json:"agents,omitempty"`
+	Timeseries  []StatsTimePoint `json:"timeseries,omitempty"`
 	// Shadow is the control's shadow evaluations in the range, when it has some.
 	Shadow *ControlStats `json:"shadow,omitempty"`
 }

@@ -40,7 +40,7 @@ type EventPage struct {
 // StatsOptions asks for an agent's statistics. TimeRange is one of 1m 5m 15m 1h 6h 24h 7d 30d ("" means
 // the server default, 1h).
 type StatsOptions struct {
-	AgentName         string
+	AgentName         string // empty: every agent, with a breakdown per agent in StatsResponse.Agents
 	TimeRange         string
 	IncludeTimeseries bool
 }
@@ -120,9 +120,12 @@ func (c *HTTPClient) QueryEvents(ctx context.Context, q guard.EventQuery) (Event
 	return out, err
 }
 
-// Stats returns an agent's evaluation statistics.
+// Stats returns an agent's evaluation statistics, or every agent's when opts.AgentName is empty.
 func (c *HTTPClient) Stats(ctx context.Context, opts StatsOptions) (StatsResponse, error) {
-	q := url.Values{"agent_name": {opts.AgentName}}
+	q := url.Values{}
+	if opts.AgentName != "" {
+		q.Set("agent_name", opts.AgentName)
+	}
 	if opts.TimeRange != "" {
 		q.Set("time_range", opts.TimeRange)
 	}
@@ -134,9 +137,13 @@ func (c *HTTPClient) Stats(ctx context.Context, opts StatsOptions) (StatsRespons
 	return out, err
 }
 
-// ControlStats returns the statistics of one control for an agent.
+// ControlStats returns the statistics of one control for an agent, or for every agent when agentName is
+// empty (with a breakdown per agent).
 func (c *HTTPClient) ControlStats(ctx context.Context, controlID int64, agentName, timeRange string) (ControlStatsResponse, error) {
-	q := url.Values{"agent_name": {agentName}}
+	q := url.Values{}
+	if agentName != "" {
+		q.Set("agent_name", agentName)
+	}
 	if timeRange != "" {
 		q.Set("time_range", timeRange)
 	}

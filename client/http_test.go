@@ -243,6 +243,10 @@ func TestMethodsHitTheContract(t *testing.T) {
 		}, "GET", "/api/v1/observability/stats", "agent_name=a&include_timeseries=true&time_range=5m", "", ""},
 		{"control stats", func(c *HTTPClient) error { _, err := c.ControlStats(ctx, 7, "a", "1h"); return err },
 			"GET", "/api/v1/observability/stats/controls/7", "agent_name=a&time_range=1h", "", ""},
+		{"fleet stats", func(c *HTTPClient) error { _, err := c.Stats(ctx, StatsOptions{TimeRange: "24h"}); return err },
+			"GET", "/api/v1/observability/stats", "time_range=24h", "", ""},
+		{"fleet control stats", func(c *HTTPClient) error { _, err := c.ControlStats(ctx, 7, "", ""); return err },
+			"GET", "/api/v1/observability/stats/controls/7", "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -85,6 +85,7 @@ func TestAuthLevels(t *testing.T) {
 		"PATCH /api/v1/agents/{agent_name}":                             levelAdmin,
 		"POST /api/v1/controls/validate":                                levelAdmin,
 		"POST /api/v1/controls/test":                                    levelAdmin,
+		"POST /api/v1/controls/try":                                     levelAdmin,
 		"POST /api/v1/controls/{control_id}/versions/{version}/restore": levelAdmin,
 		"POST /api/v1/agents/{agent_name}/controls/{control_id}":        levelAdmin,
 		"GET /api/v1/controls/{control_id}/data":                        levelRuntime,

@@ -45,6 +45,7 @@ func (s *Server) routes() []route {
 		f("GET", apiPrefix+"/controls", levelRuntime, s.listControls),
 		f("POST", apiPrefix+"/controls/validate", levelAdmin, s.validateControl),
 		f("POST", apiPrefix+"/controls/test", levelAdmin, s.testControl),
+		f("POST", apiPrefix+"/controls/try", levelAdmin, s.tryControl),
 		f("GET", apiPrefix+"/controls/{control_id}", levelRuntime, s.getControl),
 		f("PATCH", apiPrefix+"/controls/{control_id}", levelAdmin, s.patchControl),
 		f("DELETE", apiPrefix+"/controls/{control_id}", levelAdmin, s.deleteControl),

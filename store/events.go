@@ -274,6 +274,13 @@ func eventWhere(q *guard.EventQuery) (string, []any) {
 	if q.Shadow != nil {
 		where, args = append(where, `shadow = ?`), append(args, *q.Shadow)
 	}
+	if q.Errored != nil {
+		if *q.Errored {
+			where = append(where, `error_message <> ''`)
+		} else {
+			where = append(where, `error_message = ''`)
+		}
+	}
 	if len(q.CheckStages) > 0 {
 		where = append(where, in(`check_stage`, len(q.CheckStages)))
 		for _, st := range q.CheckStages {

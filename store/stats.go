@@ -21,7 +21,7 @@ const maxDuration = "86400000"
 // or a whole range whose buckets are not whole minutes) over the index events_agent_ts.
 // Only matched events count in the action counts; an event with an error message counts as an error, not
 // as a non-match.
-const rawStatsSQL = `SELECT control_id, ts / ? AS bucket, MAX(control_name) AS control_name,
+const rawStatsSQL = `SELECT agent_name, control_id, ts / ? AS bucket, MAX(control_name) AS control_name,
 	COUNT(*) AS executions,
 	SUM(CASE WHEN matched THEN 1 ELSE 0 END) AS matches,
 	SUM(CASE WHEN NOT matched AND error_message = '' THEN 1 ELSE 0 END) AS non_matches,
@@ -34,18 +34,19 @@ const rawStatsSQL = `SELECT control_id, ts / ? AS bucket, MAX(control_name) AS c
 	SUM(CASE WHEN confidence >= 0 AND confidence <= 1 THEN confidence ELSE 0 END) AS confidence_sum,
 	SUM(CASE WHEN duration_ms >= 0 AND duration_ms <= ` + maxDuration + ` THEN duration_ms END) AS duration_sum,
 	COUNT(CASE WHEN duration_ms >= 0 AND duration_ms <= ` + maxDuration + ` THEN 1 END) AS durations
-	FROM events WHERE agent_name = ? AND ts >= ? AND ts < ?`
+	FROM events WHERE ts >= ? AND ts < ?`
 
 // rollupStatsSQL is the same over the per-minute aggregates of whole minutes.
-const rollupStatsSQL = `SELECT control_id, minute / ? AS bucket, MAX(control_name) AS control_name,
+const rollupStatsSQL = `SELECT agent_name, control_id, minute / ? AS bucket, MAX(control_name) AS control_name,
 	SUM(executions) AS executions, SUM(matches) AS matches, SUM(non_matches) AS non_matches, SUM(errors) AS errors,
 	SUM(allows) AS allows, SUM(denies) AS denies, SUM(steers) AS steers, SUM(warns) AS warns, SUM(logs) AS logs,
 	SUM(CASE WHEN confidence_sum >= 0 AND confidence_sum <= executions THEN confidence_sum ELSE 0 END) AS confidence_sum,
 	SUM(CASE WHEN duration_sum >= 0 AND duration_sum <= durations * ` + maxDuration + ` THEN duration_sum END) AS duration_sum,
 	SUM(CASE WHEN duration_sum >= 0 AND duration_sum <= durations * ` + maxDuration + ` THEN durations ELSE 0 END) AS durations
-	FROM event_rollups WHERE agent_name = ? AND minute >= ? AND minute < ?`
+	FROM event_rollups WHERE minute >= ? AND minute < ?`
 
 type statsRow struct {
+	AgentName   string          `db:"agent_name"`
 	ControlID   int64           `db:"control_id"`
 	Bucket      int64           `db:"bucket"`
 	ControlName string          `db:"control_name"`
@@ -63,8 +64,9 @@ type statsRow struct {
 	Durations   int64           `db:"durations"`
 }
 
-// Stats aggregates one agent's events in [Since, Until) in the database: per control (ordered by control
-// id), the totals, and with a Bucket the time series, every bucket of the range present (empty ones as
+// Stats aggregates one agent's events (every agent's when AgentName is empty, with a breakdown per agent)
+// in [Since, Until) in the database: per control (ordered by control id), the totals, the p95 duration
+// (with P95, without ControlID), and with a Bucket the time series, every bucket of the range present (empty ones as
 // zeros), bucket boundaries aligned on multiples of the width since the Unix epoch.
 //
 // Whole minutes are read from the per-minute aggregates (event_rollups) when the buckets are whole
@@ -106,23 +108,42 @@ func (s *Store) Stats(ctx context.Context, q guard.StatsQuery) (guard.Stats, err
 		return guard.Stats{}, err
 	}
 	out := mergeStats(rows)
+	if q.AgentName == "" {
+		out.Agents = mergeAgents(rows)
+	}
 	if q.Bucket > 0 {
 		out.Totals.Timeseries = timeseries(rows, from, to, width)
 	}
 	if out.Shadow, err = s.shadowStats(ctx, q, from, to); err != nil {
 		return guard.Stats{}, err
 	}
+	if q.P95 && q.ControlID == nil {
+		if err := s.p95(ctx, q, &out.Totals); err != nil {
+			return guard.Stats{}, err
+		}
+	}
 	return out, nil
 }
 
 func (s *Store) statsRows(ctx context.Context, rows *[]statsRow, query string, width int64, q guard.StatsQuery, a, b int64) error {
-	args := []any{width, clean(q.AgentName), a, b}
+	args := []any{width, a, b}
+	switch {
+	case q.AgentName != "":
+		query += ` AND agent_name = ?`
+		args = append(args, clean(q.AgentName))
+	case query == rollupStatsSQL:
+		// Every agent: the agents of the range come from the covering index event_rollups_minute, then
+		// each agent's minutes from the primary key (agent_name, minute, ...), rather than every row of
+		// the range looked up from the minute index.
+		query += ` AND agent_name IN (SELECT DISTINCT agent_name FROM event_rollups WHERE minute >= ? AND minute < ?)`
+		args = append(args, a, b)
+	}
 	if q.ControlID != nil {
 		query += ` AND control_id = ?`
 		args = append(args, *q.ControlID)
 	}
 	var got []statsRow
-	if err := s.r.SelectContext(ctx, &got, s.q(query+` GROUP BY control_id, bucket`), args...); err != nil {
+	if err := s.r.SelectContext(ctx, &got, s.q(query+` GROUP BY agent_name, control_id, bucket`), args...); err != nil {
 		return mapErr(err)
 	}
 	*rows = append(*rows, got...)

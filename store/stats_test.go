@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"sort"
 	"testing"
 	"time"
 
@@ -39,6 +40,8 @@ func bruteEnforced(events []guard.Event, q guard.StatsQuery) guard.Stats {
 	out := guard.Stats{Controls: []guard.ControlStats{}}
 	byID := map[int64]int{}
 	conf, dur, durN := map[int64]float64{}, map[int64]float64{}, map[int64]int64{}
+	byAgent := map[string]int{}
+	var durations []float64 // fewer than guard.MaxP95Sample in these tests: the p95 covers all of them
 	width := q.Bucket
 	var first time.Time
 	if width > 0 {
@@ -66,7 +69,7 @@ func bruteEnforced(events []guard.Event, q guard.StatsQuery) guard.Stats {
 	}
 	for i := range events {
 		e := &events[i]
-		if e.AgentName != q.AgentName || e.Timestamp.Before(q.Since) || !e.Timestamp.Before(q.Until) || (q.ControlID != nil && *q.ControlID != e.ControlID) {
+		if (q.AgentName != "" && e.AgentName != q.AgentName) || e.Timestamp.Before(q.Since) || !e.Timestamp.Before(q.Until) || (q.ControlID != nil && *q.ControlID != e.ControlID) {
 			continue
 		}
 		j, ok := byID[e.ControlID]
@@ -93,8 +96,28 @@ func bruteEnforced(events []guard.Event, q guard.StatsQuery) guard.Stats {
 		}
 		add(&c.ActionCounts, e)
 		add(&out.Totals.ActionCounts, e)
+		if q.AgentName == "" {
+			k, ok := byAgent[e.AgentName]
+			if !ok {
+				k = len(out.Agents)
+				byAgent[e.AgentName] = k
+				out.Agents = append(out.Agents, guard.AgentStats{AgentName: e.AgentName})
+			}
+			a := &out.Agents[k]
+			a.ExecutionCount++
+			if e.Matched {
+				a.MatchCount++
+			} else if !failed {
+				a.NonMatchCount++
+			}
+			if failed {
+				a.ErrorCount++
+			}
+			add(&a.ActionCounts, e)
+		}
 		conf[e.ControlID] += e.Confidence
 		if e.ExecutionDurationMS != nil {
+			durations = append(durations, *e.ExecutionDurationMS)
 			dur[e.ControlID] += *e.ExecutionDurationMS
 			durN[e.ControlID]++
 		}
@@ -118,6 +141,15 @@ func bruteEnforced(events []guard.Event, q guard.StatsQuery) guard.Stats {
 		}
 	}
 	sortControls(out.Controls)
+	sort.Slice(out.Agents, func(i, j int) bool { return out.Agents[i].AgentName < out.Agents[j].AgentName })
+	if q.AgentName == "" && out.Agents == nil {
+		out.Agents = []guard.AgentStats{}
+	}
+	if q.P95 && q.ControlID == nil && len(durations) > 0 {
+		sort.Float64s(durations)
+		p := durations[int(math.Ceil(0.95*float64(len(durations))))-1]
+		out.Totals.P95DurationMS, out.Totals.P95SampleSize = &p, int64(len(durations))
+	}
 	return out
 }
 
@@ -181,8 +213,9 @@ func TestStatsMatchesBruteForce(t *testing.T) {
 			{Since: base.Add(4 * time.Hour), Until: base.Add(5 * time.Hour), Bucket: time.Hour},
 		}
 		for i, q := range queries {
-			for _, agent := range []string{"a", "b"} {
+			for _, agent := range []string{"a", "b", ""} { // "": every agent
 				q.AgentName = agent
+				q.P95 = i%2 == 0 // with and without the p95
 				got, err := s.Stats(ctx, q)
 				if err != nil {
 					t.Fatalf("query %d: %v", i, err)
@@ -194,6 +227,65 @@ func TestStatsMatchesBruteForce(t *testing.T) {
 					t.Errorf("query %d agent %s:\n got %+v\nwant %+v", i, agent, got, want)
 				}
 			}
+		}
+	})
+}
+
+// TestStatsP95ReadsTheNewestSample: the p95 duration is taken over the newest guard.MaxP95Sample
+// durations of the range (so older ones do not count) and only for the agent asked about.
+func TestStatsP95ReadsTheNewestSample(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := ctxT(t)
+		base := time.Date(2026, 3, 4, 5, 0, 0, 0, time.UTC)
+		var events []guard.Event
+		for i := range guard.MaxP95Sample + 50 {
+			e := ev("a", 1, base.Add(time.Duration(i)*time.Millisecond), false, guard.DecisionDeny)
+			d := float64(1 + i%100) // the newest sample: 1..100 ms, p95 = 95
+			if i < 50 {
+				d = 5000 // older than the sample: must not count
+			}
+			e.ExecutionDurationMS = &d
+			events = append(events, e)
+		}
+		other := ev("b", 2, base.Add(10*time.Millisecond+500*time.Microsecond), false, guard.DecisionDeny)
+		slow := 9000.0
+		other.ExecutionDurationMS = &slow
+		events = append(events, other)
+		if err := s.InsertEvents(ctx, events); err != nil {
+			t.Fatal(err)
+		}
+		cases := []struct {
+			agent  string
+			p95    float64
+			sample int64
+		}{
+			{"a", 95, guard.MaxP95Sample},
+			{"b", 9000, 1},
+			{"", 95, guard.MaxP95Sample}, // b's event is older than a's newest 10,000
+		}
+		for _, c := range cases {
+			st, err := s.Stats(ctx, guard.StatsQuery{AgentName: c.agent, Since: base, Until: base.Add(time.Hour), P95: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Totals.P95DurationMS == nil || *st.Totals.P95DurationMS != c.p95 || st.Totals.P95SampleSize != c.sample {
+				t.Errorf("agent %q: p95 %v over %d, want %v over %d", c.agent, st.Totals.P95DurationMS, st.Totals.P95SampleSize, c.p95, c.sample)
+			}
+		}
+		st, err := s.Stats(ctx, guard.StatsQuery{Since: base.Add(2 * time.Hour), Until: base.Add(3 * time.Hour), P95: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Totals.P95DurationMS != nil || st.Totals.P95SampleSize != 0 {
+			t.Errorf("an empty range has a p95: %v", st.Totals)
+		}
+		// Without P95 nothing is read for it.
+		st, err = s.Stats(ctx, guard.StatsQuery{AgentName: "a", Since: base, Until: base.Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Totals.P95DurationMS != nil || st.Totals.P95SampleSize != 0 {
+			t.Errorf("a p95 that was not asked for: %v", st.Totals)
 		}
 	})
 }

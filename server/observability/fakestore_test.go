@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,6 +77,7 @@ func (s *memStore) QueryEvents(_ context.Context, q guard.EventQuery) ([]guard.E
 			len(q.ControlIDs) > 0 && !slices.Contains(q.ControlIDs, e.ControlID) ||
 			len(q.Actions) > 0 && !slices.Contains(q.Actions, e.Action) ||
 			q.Matched != nil && e.Matched != *q.Matched ||
+			q.Errored != nil && (e.ErrorMessage != "") != *q.Errored ||
 			len(q.CheckStages) > 0 && !slices.Contains(q.CheckStages, e.CheckStage) ||
 			len(q.StepTypes) > 0 && !slices.Contains(q.StepTypes, e.StepType) ||
 			q.TraceID != "" && e.TraceID != q.TraceID ||
@@ -100,8 +102,10 @@ func (s *memStore) Stats(_ context.Context, q guard.StatsQuery) (guard.Stats, er
 	var order []int64
 	sums := map[int64][3]float64{} // confidence sum, duration sum, duration count
 	points := map[time.Time]*guard.StatsTimePoint{}
+	byAgent := map[string]*guard.AgentStats{}
+	var durations []float64
 	for _, e := range s.events {
-		if e.AgentName != q.AgentName || e.Timestamp.Before(q.Since) || !e.Timestamp.Before(q.Until) ||
+		if q.AgentName != "" && e.AgentName != q.AgentName || e.Timestamp.Before(q.Since) || !e.Timestamp.Before(q.Until) ||
 			q.ControlID != nil && e.ControlID != *q.ControlID {
 			continue
 		}
@@ -112,6 +116,17 @@ func (s *memStore) Stats(_ context.Context, q guard.StatsQuery) (guard.Stats, er
 			order = append(order, e.ControlID)
 		}
 		cs.ControlName = e.ControlName
+		var ag *guard.AgentStats
+		if q.AgentName == "" {
+			if ag = byAgent[e.AgentName]; ag == nil {
+				ag = &guard.AgentStats{AgentName: e.AgentName}
+				byAgent[e.AgentName] = ag
+			}
+			ag.ExecutionCount++
+		}
+		if e.ExecutionDurationMS != nil {
+			durations = append(durations, *e.ExecutionDurationMS)
+		}
 		var p *guard.StatsTimePoint
 		if q.Bucket > 0 {
 			ts := e.Timestamp.Truncate(q.Bucket)
@@ -137,9 +152,16 @@ func (s *memStore) Stats(_ context.Context, q guard.StatsQuery) (guard.Stats, er
 			if p != nil {
 				p.ErrorCount++
 			}
+			if ag != nil {
+				ag.ErrorCount++
+			}
 		case e.Matched:
 			st.Totals.MatchCount++
 			cs.MatchCount++
+			if ag != nil {
+				ag.MatchCount++
+				addAction(&ag.ActionCounts, e.Action)
+			}
 			addAction(&st.Totals.ActionCounts, e.Action)
 			addAction(&cs.ActionCounts, e.Action)
 			if p != nil {
@@ -149,7 +171,22 @@ func (s *memStore) Stats(_ context.Context, q guard.StatsQuery) (guard.Stats, er
 		default:
 			st.Totals.NonMatchCount++
 			cs.NonMatchCount++
+			if ag != nil {
+				ag.NonMatchCount++
+			}
 		}
+	}
+	if q.AgentName == "" {
+		st.Agents = []guard.AgentStats{}
+		for _, a := range byAgent {
+			st.Agents = append(st.Agents, *a)
+		}
+		slices.SortFunc(st.Agents, func(a, b guard.AgentStats) int { return strings.Compare(a.AgentName, b.AgentName) })
+	}
+	if q.P95 && q.ControlID == nil && len(durations) > 0 { // nearest rank, over every duration (the fixtures are small)
+		slices.Sort(durations)
+		v := durations[(95*len(durations)+99)/100-1]
+		st.Totals.P95DurationMS, st.Totals.P95SampleSize = &v, int64(len(durations))
 	}
 	slices.Sort(order)
 	for _, id := range order {

@@ -16,6 +16,7 @@ type QueryRequest struct {
 	ControlIDs  []int64  `json:"control_ids"`
 	Actions     []string `json:"actions"`
 	Matched     *bool    `json:"matched"`
+	Errored     *bool    `json:"errored"`
 	CheckStages []string `json:"check_stages"`
 	StepTypes   []string `json:"step_types"`
 	TraceID     string   `json:"trace_id"`
@@ -76,6 +77,7 @@ func (req *QueryRequest) toQuery() (guard.EventQuery, error) {
 		ControlIDs: req.ControlIDs,
 		Matched:    req.Matched,
 		Shadow:     req.Shadow,
+		Errored:    req.Errored,
 		StepTypes:  req.StepTypes,
 		TraceID:    req.TraceID,
 		Limit:      DefaultQueryLimit,

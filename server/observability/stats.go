@@ -60,14 +60,15 @@ type statsParams struct {
 	agent      string
 	tr         TimeRange
 	timeseries bool
+	p95        bool
 }
 
-func parseStatsParams(r *http.Request, withTimeseries bool) (statsParams, []guard.Problem) {
+func parseStatsParams(r *http.Request) (statsParams, []guard.Problem) {
 	var p statsParams
 	var ps []guard.Problem
 	qv := r.URL.Query()
+	// Without agent_name the statistics cover every agent (the dashboard's overview).
 	if raw := qv.Get("agent_name"); raw == "" {
-		ps = append(ps, guard.Problem{Field: "agent_name", Code: "required", Message: "is required"})
 	} else if name, err := guard.NormalizeAgentName(raw); err != nil {
 		ps = append(ps, guard.Problem{Field: "agent_name", Code: "invalid", Message: err.Error()})
 	} else {
@@ -82,31 +83,35 @@ func parseStatsParams(r *http.Request, withTimeseries bool) (statsParams, []guar
 		ps = append(ps, guard.Problem{Field: "time_range", Code: "enum", Message: "must be one of 1m, 5m, 15m, 1h, 6h, 24h, 7d, 30d"})
 	}
 	p.tr = tr
-	if withTimeseries {
-		if raw := qv.Get("include_timeseries"); raw != "" {
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"include_timeseries", &p.timeseries}, {"include_p95", &p.p95}} {
+		if raw := qv.Get(f.name); raw != "" {
 			b, err := strconv.ParseBool(raw)
 			if err != nil {
-				ps = append(ps, guard.Problem{Field: "include_timeseries", Code: "type", Message: "must be true or false"})
+				ps = append(ps, guard.Problem{Field: f.name, Code: "type", Message: "must be true or false"})
 			}
-			p.timeseries = b
+			*f.dst = b
 		}
 	}
 	return p, ps
 }
 
-// Stats answers the statistics of one agent over a time range, computed by the database, with an
-// optional time series (every bucket present, empty ones at zero).
+// Stats answers the statistics of one agent (of every agent, with a breakdown per agent, when the request
+// names none) over a time range, computed by the database, with an optional time series (every bucket
+// present, empty ones at zero).
 func (a *API) Stats(w http.ResponseWriter, r *http.Request) {
 	if !a.available(w, r, false) {
 		return
 	}
-	p, ps := parseStatsParams(r, true)
+	p, ps := parseStatsParams(r)
 	if len(ps) > 0 {
 		problem.Write(w, r, a.logger(), problem.Validation("the statistics request is not valid", ps...))
 		return
 	}
 	since, until := p.tr.Window(a.now())
-	q := guard.StatsQuery{AgentName: p.agent, Since: since, Until: until}
+	q := guard.StatsQuery{AgentName: p.agent, Since: since, Until: until, P95: p.p95}
 	if p.timeseries {
 		q.Bucket = p.tr.Bucket
 	}
@@ -130,16 +135,17 @@ func (a *API) Stats(w http.ResponseWriter, r *http.Request) {
 		shadow = []guard.ControlStats{}
 	}
 	problem.Respond(w, r, a.logger(), http.StatusOK, StatsResponse{AgentName: p.agent, TimeRange: p.tr.Name, Totals: totals, Controls: controls,
-		Shadow: shadow})
+		Shadow: shadow, Agents: st.Agents})
 }
 
-// ControlStats answers the statistics of one control for one agent over a time range. A control with no
-// events in the range gets zero counts (events are records: the control may be deleted or unknown).
+// ControlStats answers the statistics of one control for one agent over a time range, or for every agent
+// (with a breakdown per agent) when the request names none, with an optional time series. A control with
+// no events in the range gets zero counts (events are records: the control may be deleted or unknown).
 func (a *API) ControlStats(w http.ResponseWriter, r *http.Request) {
 	if !a.available(w, r, false) {
 		return
 	}
-	p, ps := parseStatsParams(r, false)
+	p, ps := parseStatsParams(r)
 	id, err := strconv.ParseInt(r.PathValue("control_id"), 10, 64)
 	if err != nil || id <= 0 { // like every path id of the API (/controls/0 is a 422 too)
 		ps = append(ps, guard.Problem{Field: "control_id", Code: "type", Message: "must be a positive integer"})
@@ -149,7 +155,11 @@ func (a *API) ControlStats(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	since, until := p.tr.Window(a.now())
-	st, err := a.Store.Stats(r.Context(), guard.StatsQuery{AgentName: p.agent, ControlID: &id, Since: since, Until: until})
+	q := guard.StatsQuery{AgentName: p.agent, ControlID: &id, Since: since, Until: until}
+	if p.timeseries {
+		q.Bucket = p.tr.Bucket
+	}
+	st, err := a.Store.Stats(r.Context(), q)
 	if err != nil {
 		problem.Write(w, r, a.logger(), err)
 		return
@@ -171,8 +181,12 @@ func (a *API) ControlStats(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
+	var series []guard.StatsTimePoint
+	if p.timeseries {
+		series = fillSeries(st.Totals.Timeseries, since, until, p.tr.Bucket)
+	}
 	problem.Respond(w, r, a.logger(), http.StatusOK, ControlStatsResponse{AgentName: p.agent, TimeRange: p.tr.Name,
-		ControlID: id, ControlName: cs.ControlName, Stats: cs, Shadow: sh})
+		ControlID: id, ControlName: cs.ControlName, Stats: cs, Agents: st.Agents, Timeseries: series, Shadow: sh})
 }
 
 // fillSeries returns one point per bucket of [since, until), taking the store's points where there are

@@ -55,6 +55,12 @@ func BenchmarkStatsAPI1M(b *testing.B) {
 				{"24h+timeseries", statsPath + "?agent_name=bench&time_range=24h&include_timeseries=true"},
 				{"1h+timeseries", statsPath + "?agent_name=bench&time_range=1h&include_timeseries=true"},
 				{"control-24h", statsPath + "/controls/7?agent_name=bench&time_range=24h"},
+				// Every agent (the dashboard's overview and control page): counts and p95.
+				{"fleet-24h+timeseries", statsPath + "?time_range=24h&include_timeseries=true"},
+				{"fleet-24h+timeseries+p95", statsPath + "?time_range=24h&include_timeseries=true&include_p95=true"},
+				{"24h+p95", statsPath + "?agent_name=bench&time_range=24h&include_p95=true"},
+				{"fleet-1h+timeseries", statsPath + "?time_range=1h&include_timeseries=true"},
+				{"fleet-control-24h+timeseries", statsPath + "/controls/7?time_range=24h&include_timeseries=true"},
 			} {
 				b.Run(tc.name, func(b *testing.B) {
 					for b.Loop() {

@@ -141,11 +141,11 @@ func TestStatsRejectsBadParameters(t *testing.T) {
 	cases := []struct {
 		name, path, field string
 	}{
-		{"no agent", statsPath, "agent_name"},
 		{"bad agent", statsPath + "?agent_name=a%20b", "agent_name"},
 		{"unknown range", statsPath + "?agent_name=a&time_range=2h", "time_range"},
 		{"bad timeseries flag", statsPath + "?agent_name=a&include_timeseries=maybe", "include_timeseries"},
-		{"control: no agent", statsPath + "/controls/1", "agent_name"},
+		{"bad p95 flag", statsPath + "?include_p95=yes", "include_p95"},
+		{"control: bad timeseries flag", statsPath + "/controls/1?include_timeseries=2", "include_timeseries"},
 		{"control: unknown range", statsPath + "/controls/1?agent_name=a&time_range=1y", "time_range"},
 		{"control: bad id", statsPath + "/controls/abc?agent_name=a", "control_id"},
 		{"control: negative id", statsPath + "/controls/-3?agent_name=a", "control_id"},

@@ -41,8 +41,9 @@ func seedPages(a *app) []string {
 	a.call("PUT", fmt.Sprintf("/api/v1/controls/%d/data", id), map[string]any{"data": regexControl(`\d{9}`, "warn", "pre")}, 200, nil)
 	a.evaluate("support-bot", "pre", "ssn 123456789")
 	a.flushEvents()
-	return []string{"#/agents", "#/agents/support-bot", "#/controls", "#/controls/new", fmt.Sprintf("#/controls/%d", id),
-		fmt.Sprintf("#/controls/%d/history", id), "#/evaluators", "#/events"}
+	return []string{"#/overview", "#/agents", "#/agents/support-bot", "#/controls", "#/controls/new", fmt.Sprintf("#/controls/%d", id),
+		fmt.Sprintf("#/controls/%d/history", id), fmt.Sprintf("#/controls/%d/activity", id), "#/evaluators", "#/events",
+		fmt.Sprintf("#/events?control=%d&matched=false", id)}
 }
 
 func TestLabelsNamesAndWidths(t *testing.T) {

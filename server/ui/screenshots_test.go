@@ -60,11 +60,16 @@ func seedShowcase(a *app) (controlID int64) {
 			n := 1 + rnd.IntN(4)
 			for range n {
 				matched := rnd.Float64() < c.rate*(1+0.8*float64((m/10)%3))
+				errMsg := ""
+				if c.action == "warn" && rnd.IntN(12) == 0 { // the competitor list times out now and then
+					errMsg, matched = "evaluator timed out after 1000 ms", false
+				}
 				events = append(events, map[string]any{
 					"control_execution_id": uuid.NewString(), "agent_name": "support-bot", "control_id": c.id, "control_name": c.name,
 					"check_stage": "pre", "step_type": "llm", "step_name": "chat", "action": c.action, "matched": matched,
 					"confidence": 1.0, "timestamp": at.Add(time.Duration(rnd.IntN(50)) * time.Second).Format(time.RFC3339Nano),
 					"execution_duration_ms": 0.05 + rnd.Float64()/10, "evaluator_name": "regex", "selector_path": "input", "source": "sdk",
+					"error_message": errMsg, "trace_id": fmt.Sprintf("%016x%016x", rnd.Uint64(), rnd.Uint64()), "span_id": fmt.Sprintf("%016x", rnd.Uint64()),
 				})
 			}
 		}
@@ -93,11 +98,30 @@ func TestScreenshots(t *testing.T) {
 				name, route string
 				prepare     func()
 			}{
+				{"overview", "#/overview", func() {
+					a.waitJS("the chart", `!!document.querySelector('#overview-chart svg [data-action="deny"]')`)
+				}},
+				{"control-activity", fmt.Sprintf("#/controls/%d/activity", id), func() {
+					a.waitJS("the chart", `!!document.querySelector('#activity-chart svg [data-action="deny"]')`)
+					// The tooltip of the busiest bucket, as a mouse over it shows it.
+					a.do("hover a bucket", evalVoid(`(() => { const b = [...document.querySelectorAll('#activity-chart a.bucket')].pop(); b.dispatchEvent(new MouseEvent('mouseenter')); })()`))
+				}},
+				{"event-detail", "#/events", func() {
+					a.waitJS("events", `document.querySelectorAll('#events-results tbody tr').length > 5`)
+					a.click(`#events-results button[data-details]`)
+					a.waitJS("the dialog", `!!document.querySelector('#event-detail[open]')`)
+				}},
 				{"agents", "#/agents", nil},
 				{"agent-detail", "#/agents/support-bot", func() {
 					a.waitJS("the chart", `!!document.querySelector('#stats-chart svg [data-action="log"]')`)
 				}},
 				{"controls", "#/controls", nil},
+				{"try-it", fmt.Sprintf("#/controls/%d", id), func() {
+					a.waitJS("the form valid", `!!document.getElementById('valid-mark') && document.getElementById('condition-form').dataset.ready === 'true'`)
+					a.setValue("#try-input", "my ssn is 123-45-6789")
+					a.click("#try-run")
+					a.waitJS("the result", `!!document.getElementById('try-summary')`)
+				}},
 				{"control-editor", fmt.Sprintf("#/controls/%d", id), func() {
 					a.waitJS("the form valid", `!!document.getElementById('valid-mark')`)
 					a.setValue("#ctl-condition", `{
@@ -120,7 +144,7 @@ func TestScreenshots(t *testing.T) {
 				name, route string
 				prepare     func()
 			}{"evaluators", "#/evaluators", nil})
-			a.open("#/agents")
+			a.open("#/overview")
 			for _, s := range shots {
 				a.goTo(s.route)
 				if s.prepare != nil {

@@ -3,6 +3,7 @@
 import { h, field, fmtTime, badge, errorBox, table } from './dom.js';
 import { api, qs, session } from './api.js';
 import { matchesChart } from './chart.js';
+import { eventsHref, windowOf, figures, p95Figure, n } from './statsview.js';
 
 export async function agentsView(el) {
   const state = { name: '', cursors: [''], page: 0 };
@@ -52,6 +53,9 @@ export async function agentView(el, name) {
   const data = await api.get('/agents/' + encodeURIComponent(name));
   const a = data.agent;
   el.append(h('h1', {}, 'Agent ', a.agent_name));
+  // Statistics come first: they are what an operator opens an agent's page for.
+  const statsBox = h('section', { class: 'card above-fold', 'aria-labelledby': 'agent-stats' });
+  el.append(statsBox);
   el.append(h('section', { class: 'card', 'aria-labelledby': 'agent-meta' }, h('h2', { id: 'agent-meta' }, 'Details'),
     h('dl', { class: 'meta' },
       h('dt', {}, 'Description'), h('dd', {}, a.agent_description || '—'),
@@ -66,8 +70,6 @@ export async function agentView(el, name) {
 
   const controlsBox = h('section', { 'aria-labelledby': 'agent-controls' });
   el.append(controlsBox);
-  const statsBox = h('section', { 'aria-labelledby': 'agent-stats' });
-  el.append(statsBox);
   const msg = h('div', { 'aria-live': 'polite', id: 'agent-message' });
 
   async function loadControls() {
@@ -141,7 +143,7 @@ export async function agentView(el, name) {
     statsBody.setAttribute('aria-busy', 'true');
     let st;
     try {
-      st = await api.get('/observability/stats' + qs({ agent_name: name, time_range: range.value, include_timeseries: 'true' }));
+      st = await api.get('/observability/stats' + qs({ agent_name: name, time_range: range.value, include_timeseries: 'true', include_p95: 'true' }));
     } catch (e) {
       if (mine !== statsSeq) return;
       statsBody.replaceChildren(e.code === 'OBSERVABILITY_DISABLED' ? h('div', { class: 'notice' }, 'Observability is disabled on this server (OBSERVABILITY_ENABLED=false): no statistics are recorded.') : errorBox(e));
@@ -150,21 +152,21 @@ export async function agentView(el, name) {
     }
     if (mine !== statsSeq) return;
     const t = st.totals;
-    const n = (v) => Number(v || 0).toLocaleString();
-    const counts = t.action_counts || {};
+    const win = windowOf(t.timeseries, range.value);
+    const base = { agent: name, from: win.from, to: win.to };
+    const link = (f, text) => h('a', { href: eventsHref(Object.assign({}, base, f)) }, text);
     statsBody.replaceChildren(
-      h('div', { class: 'totals', id: 'stats-totals' },
-        h('div', {}, h('strong', { 'data-stat': 'execution_count' }, n(t.execution_count)), 'evaluations'),
-        h('div', {}, h('strong', { 'data-stat': 'match_count' }, n(t.match_count)), 'matches'),
-        h('div', {}, h('strong', { 'data-stat': 'non_match_count' }, n(t.non_match_count)), 'no match'),
-        h('div', {}, h('strong', { 'data-stat': 'error_count' }, n(t.error_count)), 'errors'),
-        ['deny', 'steer', 'warn', 'log', 'allow'].map(k => h('div', { class: 'action-total' }, h('strong', { 'data-stat': k }, n(counts[k])), badge(k)))),
-      h('div', { id: 'stats-chart' }, matchesChart(t.timeseries || [], range.value, statsBody.clientWidth)),
+      h('div', { id: 'stats-totals' }, figures(t, base, p95Figure(t))),
+      h('div', { id: 'stats-chart' }, matchesChart(t.timeseries || [], range.value, statsBody.clientWidth, {
+        id: 'agent', link: (from, to) => eventsHref({ agent: name, from, to }) })),
       h('h3', {}, 'By control'),
       h('div', { id: 'stats-controls' },
         table(['Control', 'Evaluations', 'Matches', 'Errors', h('th', { class: 'hide-narrow', scope: 'col' }, 'Avg confidence'), h('th', { class: 'hide-narrow', scope: 'col' }, 'Avg ms')],
-          (st.controls || []).map(c => h('tr', {}, h('td', {}, c.control_name || ('#' + c.control_id)), h('td', {}, String(c.execution_count)), h('td', {}, String(c.match_count)),
-            h('td', {}, String(c.error_count)), h('td', { class: 'hide-narrow' }, (c.avg_confidence || 0).toFixed(2)), h('td', { class: 'hide-narrow' }, (c.avg_duration_ms || 0).toFixed(3)))),
+          (st.controls || []).map(c => h('tr', {}, h('td', {}, h('a', { href: `#/controls/${c.control_id}/activity` }, c.control_name || ('#' + c.control_id))),
+            h('td', {}, link({ controls: [c.control_id] }, n(c.execution_count))),
+            h('td', {}, link({ controls: [c.control_id], matched: true }, n(c.match_count))),
+            h('td', {}, c.error_count ? link({ controls: [c.control_id], errored: true }, n(c.error_count)) : '0'),
+            h('td', { class: 'hide-narrow' }, (c.avg_confidence || 0).toFixed(2)), h('td', { class: 'hide-narrow' }, (c.avg_duration_ms || 0).toFixed(3)))),
           'No evaluations in this range.')));
     if ((st.shadow || []).length) statsBody.append(shadowStats(name, st.shadow, range.value));
     statsBody.setAttribute('aria-busy', 'false');
@@ -183,6 +185,6 @@ function shadowStats(agent, shadow, range) {
       const [v, n] = verb(c);
       return h('li', { class: 'shadow-line' }, h('a', { href: '#/controls/' + c.control_id }, c.control_name || ('#' + c.control_id)),
         ` would have ${v} ${n} of ${c.execution_count} steps in the last ${range}`, c.error_count ? ` (${c.error_count} errors)` : '', ' · ',
-        h('a', { class: 'shadow-events', href: `#/events?agent_name=${encodeURIComponent(agent)}&control_id=${c.control_id}&shadow=true` }, 'events'));
+        h('a', { class: 'shadow-events', href: `#/events?agent=${encodeURIComponent(agent)}&control=${c.control_id}&shadow=true` }, 'events'));
     })));
 }

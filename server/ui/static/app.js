@@ -9,12 +9,16 @@ import { controlsView, controlEditView } from './controls.js';
 import { historyView } from './history.js';
 import { evaluatorsView } from './evaluators.js';
 import { eventsView } from './events.js';
+import { overviewView } from './overview.js';
+import { controlActivityView } from './control_activity.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('banner');
 const sessionBox = document.getElementById('session');
 
 const routes = [
+  [/^#\/overview\/?$/, () => overviewView, 'overview', 'Overview'],
+  [/^#\/controls\/(\d+)\/activity$/, (m) => (el) => controlActivityView(el, Number(m[1])), 'controls', 'Control activity'],
   [/^#\/agents\/?$/, () => agentsView, 'agents', 'Agents'],
   [/^#\/agents\/([^/]+)$/, (m) => (el) => agentView(el, decodeURIComponent(m[1])), 'agents', 'Agent'],
   [/^#\/controls\/?$/, () => controlsView, 'controls', 'Controls'],
@@ -22,7 +26,7 @@ const routes = [
   [/^#\/controls\/(\d+)$/, (m) => (el) => controlEditView(el, Number(m[1])), 'controls', 'Control'],
   [/^#\/controls\/(\d+)\/history$/, (m) => (el) => historyView(el, Number(m[1])), 'controls', 'Control history'],
   [/^#\/evaluators\/?$/, () => evaluatorsView, 'evaluators', 'Evaluators'],
-  [/^#\/events\/?(?:\?(.*))?$/, (m) => (el) => eventsView(el, new URLSearchParams(m[1] || '')), 'events', 'Events'],
+  [/^#\/events\/?(\?.*)?$/, () => eventsView, 'events', 'Events'],
 ];
 
 let loginShown = false;
@@ -92,7 +96,7 @@ session.onAuthNeeded = showLogin;
 async function route() {
   if (loginShown) return;
   const gen = ++generation;
-  const hash = location.hash || '#/agents';
+  const hash = location.hash || '#/overview';
   main.setAttribute('aria-busy', 'true');
   for (const [re, make, nav, title] of routes) {
     const m = hash.match(re);
@@ -113,7 +117,7 @@ async function route() {
     return;
   }
   document.title = 'Not found · guard';
-  clear(main).append(h('h1', {}, 'Not found'), h('p', {}, 'No such page. ', h('a', { href: '#/agents' }, 'Go to agents')));
+  clear(main).append(h('h1', {}, 'Not found'), h('p', {}, 'No such page. ', h('a', { href: '#/overview' }, 'Go to the overview')));
   done(hash);
 }
 
@@ -126,6 +130,6 @@ window.addEventListener('hashchange', () => { route(); main.focus({ preventScrol
     if (e instanceof ApiError && e.status === 401) return; // the login form is shown
   }
   renderSession();
-  if (!location.hash) location.replace('#/agents');
+  if (!location.hash) location.replace('#/overview');
   route();
 })();

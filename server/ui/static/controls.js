@@ -5,6 +5,8 @@ import { api, qs, session } from './api.js';
 import { pager } from './agents.js';
 import { replayPanel } from './replay.js';
 import { testsPanel, shadowPanel } from './controltests.js';
+import { conditionEditor } from './condition_editor.js';
+import { tryPanel } from './try_panel.js';
 
 export async function controlsView(el) {
   const state = { cursors: [''], page: 0 };
@@ -264,6 +266,8 @@ export async function controlEditView(el, controlId) {
       steerOnly[steerOnly.push(field('Required actions', i.required_actions, 'one per line', 'required_actions')) - 1],
       field('Action metadata (JSON)', i.action_metadata, 'optional, e.g. {"severity": "high"}', 'action_metadata')),
     h('div', {},
+      h('h2', {}, 'Condition'),
+      conditionEditor(i.condition, ro),
       field('Condition (JSON)', i.condition, 'a leaf {selector, evaluator} or {"and"|"or": [...]}, {"not": ...}', 'condition'),
       h('button', { type: 'button', id: 'format-condition', disabled: ro, onclick: () => {
         try { i.condition.value = JSON.stringify(JSON.parse(i.condition.value), null, 2); schedule(); }
@@ -281,6 +285,7 @@ export async function controlEditView(el, controlId) {
   if (flash) { el.append(h('div', { class: 'ok-box', id: 'created', role: 'status' }, flash)); flash = null; }
   if (control) {
     el.append(h('div', { class: 'toolbar' }, meta,
+      h('a', { class: 'button', href: `#/controls/${control.control_id}/activity`, id: 'activity-link' }, 'Activity'),
       h('a', { class: 'button', href: `#/controls/${control.control_id}/history`, id: 'history-link' }, 'History'),
       h('button', { type: 'button', id: 'toggle-enabled', disabled: ro, onclick: async () => {
         try { await api.patch('/controls/' + control.control_id, { enabled: !control.enabled }); clear(el); await controlEditView(el, control.control_id); }
@@ -295,6 +300,8 @@ export async function controlEditView(el, controlId) {
   }
   el.append(form);
   if (control && data && data.mode === 'shadow') el.append(await shadowPanel(control));
+  // The name is not needed to try the draft.
+  el.append(tryPanel(() => { const c = collect(); return { data: c.data, problems: c.problems.filter(p => p.field !== 'name') }; }, control));
   syncSteer();
   if (!ro) validate();
 }

@@ -118,7 +118,7 @@ export async function shadowPanel(control) {
     const n = s.action_counts[control.data.action.decision === 'observe' ? 'log' : control.data.action.decision] ?? s.match_count;
     box.append(h('p', { class: 'shadow-line' }, `${name}: would have ${verb} ${n} of ${s.execution_count} steps`,
       s.error_count ? ` (${s.error_count} evaluation errors)` : '', ' · ',
-      h('a', { href: `#/events?agent_name=${encodeURIComponent(name)}&control_id=${control.control_id}&shadow=true`, class: 'shadow-events' }, 'see those events')));
+      h('a', { href: `#/events?agent=${encodeURIComponent(name)}&control=${control.control_id}&shadow=true`, class: 'shadow-events' }, 'see those events')));
   }
   if (!any) box.append(h('p', { class: 'muted', id: 'shadow-none' }, 'No shadow evaluations recorded in the last 24 h.'));
   return box;
