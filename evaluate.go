@@ -250,24 +250,40 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 	}
 	r := run{ctx: ctx, snap: snap, step: step, sc: sc, timed: true}
 	b := resultBuilder{res: res, snap: snap, denyAt: -1, denyErrAt: -1, steerAt: -1, steerErrAt: -1, minConf: 1}
-	b.ids.left, b.ids.rng = len(cands), sc.ids
+	b.ids.rng = sc.ids
 	reuse := true
 	if snap.hasExternal && r.needsConcurrency(cands, false) {
 		var outs []outcome
 		outs, reuse = r.concurrent(cands, false, e.cfg.maxConcurrency)
+		var cnt listCounts
+		for pos := range outs {
+			if outs[pos].done && !cnt.add(&outs[pos].out, snap.controls[cands[pos]].class) {
+				break
+			}
+		}
+		b.size(&cnt)
 		for pos, o := range outs {
 			if o.done && !b.add(&snap.controls[cands[pos]], &o.out, o.dur) {
 				break
 			}
 		}
 	} else {
-		res.NonMatches = make([]ControlResult, 0, len(cands))
+		// Evaluate first, keeping the outcomes in the scratch, then size the lists exactly: the result
+		// costs what the evaluated controls need, not a slot per candidate.
+		recs := sc.recs[:0]
+		var cnt listCounts
 		for _, ci := range cands {
 			c := &snap.controls[ci]
 			o := r.node(&c.root)
-			if !b.add(c, &o, r.elapsed()) {
+			recs = append(recs, outRec{ci: ci, dur: r.elapsed(), out: o})
+			if !cnt.add(&o, c.class) {
 				break
 			}
+		}
+		sc.recs = recs
+		b.size(&cnt)
+		for i := range recs {
+			b.add(&snap.controls[recs[i].ci], &recs[i].out, recs[i].dur)
 		}
 	}
 	b.finish()
@@ -275,6 +291,47 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 		snap.putScratch(sc)
 	}
 	return res, nil
+}
+
+// outRec is the outcome of one control of a sequential evaluation, kept in the scratch until the result
+// is built.
+type outRec struct {
+	ci  int32
+	dur time.Duration
+	out nodeOut
+}
+
+// listCounts counts the entries of each list of a result.
+type listCounts struct {
+	matches, errors, nonMatches int
+}
+
+// add counts outcome o of a control of class class and reports whether evaluation goes on after it (the
+// rule of resultBuilder.add: it stops after a genuine deny match).
+func (n *listCounts) add(o *nodeOut, class uint8) bool {
+	switch {
+	case o.err != nil:
+		n.errors++
+	case o.matched:
+		n.matches++
+		return class != classDeny
+	default:
+		n.nonMatches++
+	}
+	return true
+}
+
+// size gives the result's lists their exact capacity, in one allocation, and sizes the id batch.
+func (b *resultBuilder) size(n *listCounts) {
+	total := n.matches + n.errors + n.nonMatches
+	if total == 0 {
+		return
+	}
+	all := make([]ControlResult, 0, total)
+	b.res.Matches = all[0:0:n.matches]
+	b.res.Errors = all[n.matches : n.matches : n.matches+n.errors]
+	b.res.NonMatches = all[n.matches+n.errors : n.matches+n.errors : total]
+	b.ids.left = total
 }
 
 // resultBuilder files control outcomes into a Result in evaluation order.

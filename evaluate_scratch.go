@@ -20,6 +20,7 @@ type scratch struct {
 	mark    []uint64         // control bitset used to merge candidate lists
 	cand    []int32          // merged candidate list
 	ids     *rand.ChaCha8    // random source of control_execution_ids (used by one evaluation at a time)
+	recs    []outRec         // Evaluate: the outcomes of the controls evaluated, in order
 }
 
 const (
@@ -66,6 +67,8 @@ func (s *snapshot) putScratch(sc *scratch) {
 		sc.runLen[k] = 0
 	}
 	sc.runUsed = sc.runUsed[:0]
+	clear(sc.recs) // drop the references to evaluator results
+	sc.recs = sc.recs[:0]
 	s.pool.Put(sc)
 }
 
