@@ -76,6 +76,13 @@ func compile(controls []Control, cfg *engineConfig, tolerant bool) (*snapshot, e
 	if !cfg.noRunPrefilter {
 		buildRunPrefilter(s)
 	}
+	if cfg.liveIndexMin >= 0 {
+		s.liveMin = defaultLiveIndexMin
+		if cfg.liveIndexMin > 0 {
+			s.liveMin = cfg.liveIndexMin
+		}
+		buildLiveIndex(s)
+	}
 	s.pool.New = func() any { return newScratch(s) }
 	if len(problems) > 0 {
 		return s, &ValidationError{Problems: problems}
@@ -293,6 +300,7 @@ func (c *compiler) leaf(n *Condition, field string, cc *cControl, seen map[int32
 	}
 	if cc.firstLeaf == nil {
 		cc.firstLeaf = l
+		cc.evName, cc.selPath = l.evName, c.paths[l.path].sel.raw
 	}
 	return l
 }

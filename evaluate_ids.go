@@ -4,8 +4,8 @@ import (
 	crand "crypto/rand"
 	"encoding/binary"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
-	"unsafe"
 )
 
 // control_execution_ids: what the contract needs, and how they are made.
@@ -88,13 +88,14 @@ func (g *idGen) fill() {
 	for j, at := range uuidHexAt {
 		tmpl[at], tmpl[at+1] = hexDigits[u[j]>>4], hexDigits[u[j]&0xf]
 	}
-	out := make([]byte, 36*n)
+	// A strings.Builder grown once allocates without zeroing and hands its bytes over without a copy.
+	var sb strings.Builder
+	sb.Grow(36 * n)
 	for i := 0; i < n; i++ {
-		o := out[36*i : 36*i+36 : 36*i+36]
-		copy(o, tmpl[:])
-		o[33], o[34], o[35] = hexDigits[i>>8&0xf], hexDigits[i>>4&0xf], hexDigits[i&0xf]
+		tmpl[33], tmpl[34], tmpl[35] = hexDigits[i>>8&0xf], hexDigits[i>>4&0xf], hexDigits[i&0xf]
+		sb.Write(tmpl[:])
 	}
-	g.batch = unsafe.String(&out[0], len(out)) // out is not written again: no copy needed
+	g.batch = sb.String()
 	g.next = 0
 }
 

@@ -24,6 +24,7 @@ type engineConfig struct {
 	logger         *zap.Logger
 	maxConcurrency int
 	noRunPrefilter bool // tests only: compare results with and without the run prefilter
+	liveIndexMin   int  // tests only: candidates from which the live index is used (0: default, <0: never)
 }
 
 // Option configures an Engine.
