@@ -43,3 +43,32 @@ func TestResultListsSizedByEvaluatedControls(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckLiveIndexDoesNotAllocate: at 1000 controls Check goes through the live index, which allocates
+// nothing either, and Evaluate allocates the result alone (its lists in one allocation, the ids in one,
+// the Result).
+func TestCheckLiveIndexDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	e := guard.New()
+	if err := e.Update(benchControls(1000, false)); err != nil {
+		t.Fatal(err)
+	}
+	step := &guard.Step{Type: "llm", Name: "chat", Input: benchNoMatch}
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(100, func() {
+		if err := e.Check(ctx, step, guard.StagePre); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Check allocated %v times", n)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := e.Evaluate(ctx, step, guard.StagePre); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 3 {
+		t.Errorf("Evaluate allocated %v times, want at most 3", n)
+	}
+}
