@@ -236,15 +236,44 @@ func BenchmarkCompile(b *testing.B) {
 			})
 		})
 	}
+	// distinct: no two regex controls have the same pattern (benchControls repeats about 200 patterns
+	// among 5000 regex controls, which the compiler builds once each).
+	b.Run("controls=10000/distinct", func(b *testing.B) {
+		controls := benchDistinct(benchControls(10000, false))
+		e := guard.New()
+		loop(b, func() {
+			if err := e.Update(controls); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+// benchDistinct makes every regex pattern of controls unique with an optional group that changes no match.
+func benchDistinct(controls []guard.Control) []guard.Control {
+	for i := range controls {
+		ev := controls[i].Data.Condition.Evaluator
+		if ev.Name == "regex" {
+			ev.Config = map[string]any{"pattern": fmt.Sprintf("(?:%s)(?:zq%dzq)?", ev.Config["pattern"], i)}
+		}
+	}
+	return controls
 }
 
 // BenchmarkLoadedHeap reports the live heap an engine holds once it has loaded N benchmark controls
 // ("live-MiB": runtime.MemStats.HeapAlloc after a GC with the engine loaded, minus the same before it was
 // made, the control definitions excluded since they exist before either measure).
 func BenchmarkLoadedHeap(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		b.Run(fmt.Sprintf("controls=%d", n), func(b *testing.B) {
-			controls := benchControls(n, false)
+	for _, n := range []int{1000, 10000, -10000} {
+		name := fmt.Sprintf("controls=%d", n)
+		if n < 0 {
+			name = fmt.Sprintf("controls=%d/distinct", -n)
+		}
+		b.Run(name, func(b *testing.B) {
+			controls := benchControls(max(n, -n), false)
+			if n < 0 {
+				controls = benchDistinct(controls)
+			}
 			var live float64
 			b.ReportAllocs()
 			for b.Loop() {
