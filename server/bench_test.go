@@ -19,7 +19,9 @@ func BenchmarkEvaluationHandler(b *testing.B) {
 	for _, bc := range []struct {
 		name            string
 		auth, accessLog bool
-	}{{"auth=false", false, false}, {"auth=true", true, false}, {"auth=true,accesslog=on", true, true}} {
+		controls        int
+	}{{"auth=false", false, false, 10}, {"auth=true", true, false, 10}, {"auth=true,accesslog=on", true, true, 10},
+		{"auth=false,controls=1000", false, false, 1000}} {
 		auth := bc.auth
 		b.Run(bc.name, func(b *testing.B) {
 			var opts []Option
@@ -33,9 +35,9 @@ func BenchmarkEvaluationHandler(b *testing.B) {
 			ts := newTS(b, opts...)
 			setup := newTSOn(b, ts.st) // an open server on the same store for the set-up calls
 			setup.initAgent("bench")
-			for i := 0; i < 10; i++ {
+			for i := 0; i < bc.controls; i++ {
 				data := regexData(fmt.Sprintf(`\bforbidden%d\b`, i), "deny")
-				if i%2 == 1 {
+				if i%2 == 1 || i >= 10 { // beyond the first 10: list controls (a 1000-control result is ~175 kB)
 					data = map[string]any{
 						"condition": map[string]any{"selector": map[string]any{"path": "input"},
 							"evaluator": map[string]any{"name": "list", "config": map[string]any{"values": []string{fmt.Sprintf("banned%d", i), "other"}, "match_mode": "contains"}}},
