@@ -122,13 +122,8 @@ func (d *ControlData) Validate(opts ...ValidateOption) error {
 	}
 	if cfg.skipConfigs {
 		// Without config checks, the decoded form can be built without the JSON round trip (validate_tree.go).
-		if tree, ok := dataTree(&c); ok {
-			p := parser{cfg: cfg}
-			p.data(tree)
-			if len(p.problems) > 0 {
-				return &ValidationError{Problems: p.problems}
-			}
-			return nil
+		if done, err := validateTree(&c, cfg); done {
+			return err
 		}
 	}
 	return validateByJSON(&c, opts)

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"math"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -25,19 +26,33 @@ import (
 // depth of the tree is measured as jsonTooDeep measures the encoded text. TestValidateTreeMatchesJSON
 // checks both paths give the same problems on the corpus and on mutated controls.
 
-// dataTree returns the decoded JSON form of c (with Execution defaulted), or ok false where only the
-// round trip is exact (see above).
-func dataTree(c *ControlData) (tree map[string]any, ok bool) {
-	b := treeBuilder{ok: true}
-	m := map[string]any{
-		"description": b.str(c.Description),
-		"enabled":     c.Enabled,
-		"execution":   b.str(string(c.Execution)),
-		"scope":       b.scope(&c.Scope),
-		"condition":   b.condition(&c.Condition, 0),
-		"action":      b.action(&c.Action),
-		"tags":        b.strList(c.Tags, false),
+// validateTree validates c (Execution defaulted) through dataTree; done is false when dataTree declines.
+func validateTree(c *ControlData, cfg validateConfig) (done bool, err error) {
+	b := treeBuilders.Get().(*treeBuilder)
+	defer b.release()
+	tree, ok := b.dataTree(c)
+	if !ok {
+		return false, nil
 	}
+	p := parser{cfg: cfg}
+	p.data(tree)
+	if len(p.problems) > 0 {
+		return true, &ValidationError{Problems: p.problems}
+	}
+	return true, nil
+}
+
+// dataTree returns the decoded JSON form of c (with Execution defaulted), or ok false where only the
+// round trip is exact (see above). The tree lives until b.release.
+func (b *treeBuilder) dataTree(c *ControlData) (tree map[string]any, ok bool) {
+	m := b.newMap()
+	m["description"] = b.str(c.Description)
+	m["enabled"] = c.Enabled
+	m["execution"] = b.str(string(c.Execution))
+	m["scope"] = b.scope(&c.Scope)
+	m["condition"] = b.condition(&c.Condition, 0)
+	m["action"] = b.action(&c.Action)
+	m["tags"] = b.strList(c.Tags, false)
 	if c.Tags != nil {
 		b.at(1)
 	}
@@ -49,10 +64,48 @@ func dataTree(c *ControlData) (tree map[string]any, ok bool) {
 }
 
 // treeBuilder builds the decoded form and records whether it is exact (ok) and how deep it nests below
-// the data object (depth).
+// the data object (depth). Its maps and lists are reused from one control to the next (the parser keeps
+// none of them: it copies what it keeps into the ControlData it builds, which Validate drops).
 type treeBuilder struct {
 	ok    bool
 	depth int
+	maps  []map[string]any // maps[:used] are in use
+	used  int
+	slab  []any // lists are cut from it
+}
+
+var treeBuilders = sync.Pool{New: func() any { return &treeBuilder{ok: true} }}
+
+func (b *treeBuilder) newMap() map[string]any {
+	if b.used < len(b.maps) {
+		b.used++
+		return b.maps[b.used-1]
+	}
+	m := make(map[string]any, 8)
+	b.maps = append(b.maps, m)
+	b.used++
+	return m
+}
+
+func (b *treeBuilder) list(n int) []any {
+	if cap(b.slab)-len(b.slab) < n {
+		b.slab = make([]any, 0, max(64, 2*n))
+	}
+	at := len(b.slab)
+	b.slab = b.slab[:at+n]
+	return b.slab[at : at+n : at+n]
+}
+
+// release clears the tree (dropping its references to the control) and returns b to the pool.
+func (b *treeBuilder) release() {
+	for _, m := range b.maps[:b.used] {
+		clear(m)
+	}
+	b.used = 0
+	clear(b.slab)
+	b.slab = b.slab[:0]
+	b.ok, b.depth = true, 0
+	treeBuilders.Put(b)
 }
 
 // at records that a value at nesting level lvl (1: a direct field of the data object) is an object or
@@ -73,7 +126,7 @@ func (b *treeBuilder) strList(l []string, omitEmpty bool) any {
 	if l == nil || omitEmpty && len(l) == 0 {
 		return nil
 	}
-	out := make([]any, len(l))
+	out := b.list(len(l))
 	for i, s := range l {
 		out[i] = b.str(s)
 	}
@@ -82,7 +135,7 @@ func (b *treeBuilder) strList(l []string, omitEmpty bool) any {
 
 func (b *treeBuilder) scope(s *Scope) map[string]any {
 	b.at(1)
-	m := make(map[string]any, 4)
+	m := b.newMap()
 	if s.StepTypes != nil {
 		m["step_types"] = b.strList(s.StepTypes, false)
 		b.at(2)
@@ -95,7 +148,7 @@ func (b *treeBuilder) scope(s *Scope) map[string]any {
 		m["step_name_regex"] = b.str(s.StepNameRegex)
 	}
 	if s.Stages != nil {
-		l := make([]any, len(s.Stages))
+		l := b.list(len(s.Stages))
 		for i, st := range s.Stages {
 			l[i] = b.str(string(st))
 		}
@@ -114,14 +167,17 @@ func (b *treeBuilder) condition(n *Condition, lvl int) map[string]any {
 		b.ok = false
 		return nil
 	}
-	m := make(map[string]any, 2)
+	m := b.newMap()
 	if n.Selector != nil {
 		b.at(lvl + 1)
-		m["selector"] = map[string]any{"path": b.str(n.Selector.Path)}
+		sel := b.newMap()
+		sel["path"] = b.str(n.Selector.Path)
+		m["selector"] = sel
 	}
 	if e := n.Evaluator; e != nil {
 		b.at(lvl + 1)
-		ev := map[string]any{"name": b.str(e.Name)}
+		ev := b.newMap()
+		ev["name"] = b.str(e.Name)
 		if e.Config != nil {
 			ev["config"] = b.free(e.Config, lvl+2)
 		} else {
@@ -146,7 +202,7 @@ func (b *treeBuilder) condition(n *Condition, lvl int) map[string]any {
 
 func (b *treeBuilder) conditions(l []Condition, lvl int) []any {
 	b.at(lvl + 1)
-	out := make([]any, len(l))
+	out := b.list(len(l))
 	for i := range l {
 		out[i] = b.condition(&l[i], lvl+1)
 	}
@@ -155,7 +211,8 @@ func (b *treeBuilder) conditions(l []Condition, lvl int) []any {
 
 func (b *treeBuilder) action(a *Action) map[string]any {
 	b.at(1)
-	m := map[string]any{"decision": b.str(string(a.Decision))}
+	m := b.newMap()
+	m["decision"] = b.str(string(a.Decision))
 	if sc := a.SteeringContext; sc != nil {
 		b.at(2)
 		actions := sc.RequiredActions
@@ -163,7 +220,10 @@ func (b *treeBuilder) action(a *Action) map[string]any {
 			actions = []string{} // SteeringContext.MarshalJSON
 		}
 		b.at(3)
-		m["steering_context"] = map[string]any{"message": b.str(sc.Message), "required_actions": b.strList(actions, false)}
+		st := b.newMap()
+		st["message"] = b.str(sc.Message)
+		st["required_actions"] = b.strList(actions, false)
+		m["steering_context"] = st
 	}
 	if len(a.Metadata) > 0 {
 		m["metadata"] = b.free(a.Metadata, 2)

@@ -52,7 +52,12 @@ func TestValidateTreeMatchesJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	checked := 0
 	for i, d := range base {
-		if c := d; func() bool { _, ok := dataTree(&c); return !ok }() {
+		if c := d; func() bool {
+			b := treeBuilders.Get().(*treeBuilder)
+			defer b.release()
+			_, ok := b.dataTree(&c)
+			return !ok
+		}() {
 			t.Fatalf("corpus %d: the direct path declines a plain control", i)
 		}
 		validateBoth(t, fmt.Sprintf("corpus %d", i), d)
