@@ -30,6 +30,7 @@ func compile(controls []Control, cfg *engineConfig, tolerant bool) (*snapshot, e
 		preps[i] = prepare(&controls[i], cfg, cache, "controls."+strconv.Itoa(i), tolerant)
 	})
 	c := compiler{cfg: cfg, pathIDs: make(map[string]int32), tolerant: tolerant}
+	c.snap.controls = make([]cControl, 0, len(controls))
 	var problems []Problem
 	for i := range controls {
 		p := &preps[i]

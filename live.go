@@ -1,6 +1,10 @@
 package guard
 
-import "math/bits"
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
 
 // The live index: which controls a step can make effective, found without visiting the others.
 //
@@ -85,13 +89,15 @@ func gates(n *cNode, out []*cLeaf) ([]*cLeaf, bool) {
 	return out, false
 }
 
-// buildLiveIndex builds s.live; the prefilters must have been built.
+// buildLiveIndex builds s.live; the prefilters must have been built. The groups are found by sorting the
+// (requirement, control) pairs, which costs less than hashing them at 10,000 controls.
 func buildLiveIndex(s *snapshot) {
 	li := &s.live
-	type key struct{ bit, runSet, runMin int32 }
-	groupOf := map[key]int32{}
-	var members [][]int32 // per group, its controls
-	byBit := map[int32][]int32{}
+	type entry struct {
+		bit, runSet, runMin int32 // bit -1: a run-only gate
+		path, ci            int32
+	}
+	var entries []entry
 	pathAt := map[int32]int{}
 	pathFor := func(p int32) *livePath {
 		k, ok := pathAt[p]
@@ -101,15 +107,6 @@ func buildLiveIndex(s *snapshot) {
 			li.paths = append(li.paths, livePath{path: p})
 		}
 		return &li.paths[k]
-	}
-	group := func(k key) (int32, bool) {
-		g, ok := groupOf[k]
-		if !ok {
-			g = int32(len(members))
-			groupOf[k] = g
-			members = append(members, nil)
-		}
-		return g, !ok
 	}
 	var gs []*cLeaf
 	for i := range s.controls {
@@ -131,11 +128,7 @@ func buildLiveIndex(s *snapshot) {
 				runSet = -1
 			}
 			if !l.filtered {
-				g, isNew := group(key{-1, runSet, runMin})
-				members[g] = appendOnce(members[g], ci)
-				if isNew {
-					lp.runOnly = append(lp.runOnly, g)
-				}
+				entries = append(entries, entry{-1, runSet, runMin, l.path, ci})
 				continue
 			}
 			lp.lits = true
@@ -143,38 +136,37 @@ func buildLiveIndex(s *snapshot) {
 				lp.fold = appendOnce(lp.fold, ci)
 			}
 			for _, b := range l.bits {
-				g, isNew := group(key{b, runSet, runMin})
-				members[g] = appendOnce(members[g], ci)
-				if isNew {
-					byBit[b] = append(byBit[b], g)
-				}
+				entries = append(entries, entry{b, runSet, runMin, l.path, ci})
 			}
 		}
 	}
-	li.groups = make([]liveGroup, len(members))
-	total := 0
-	for _, m := range members {
-		total += len(m)
-	}
-	li.groupCtl = make([]int32, 0, total)
-	for k, g := range groupOf {
-		m := members[g]
-		rs := liveGroup{runSet: k.runSet, runMin: k.runMin, ctlFrom: int32(len(li.groupCtl))}
-		li.groupCtl = append(li.groupCtl, m...)
-		rs.ctlTo = int32(len(li.groupCtl))
-		li.groups[g] = rs
-	}
+	slices.SortFunc(entries, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(a.bit, b.bit), cmp.Compare(a.runSet, b.runSet), cmp.Compare(a.runMin, b.runMin), cmp.Compare(a.ci, b.ci))
+	})
 	nbits := s.patWords * 64
 	li.bitStart = make([]int32, nbits+1)
-	n := 0
-	for b := 0; b < nbits; b++ {
-		li.bitStart[b] = int32(n)
-		n += len(byBit[int32(b)])
+	li.groupCtl = make([]int32, 0, len(entries))
+	for k := 0; k < len(entries); {
+		e := entries[k]
+		g := int32(len(li.groups))
+		lg := liveGroup{runSet: e.runSet, runMin: e.runMin, ctlFrom: int32(len(li.groupCtl))}
+		for ; k < len(entries) && entries[k].bit == e.bit && entries[k].runSet == e.runSet && entries[k].runMin == e.runMin; k++ {
+			if ci := entries[k].ci; len(li.groupCtl) == int(lg.ctlFrom) || li.groupCtl[len(li.groupCtl)-1] != ci {
+				li.groupCtl = append(li.groupCtl, ci) // not twice in a group (an or of two equal gates)
+			}
+		}
+		lg.ctlTo = int32(len(li.groupCtl))
+		li.groups = append(li.groups, lg)
+		if e.bit < 0 {
+			lp := pathFor(e.path)
+			lp.runOnly = append(lp.runOnly, g)
+		} else {
+			li.bitStart[e.bit+1]++ // counted here, summed below
+			li.bitGroup = append(li.bitGroup, g)
+		}
 	}
-	li.bitStart[nbits] = int32(n)
-	li.bitGroup = make([]int32, 0, n)
 	for b := 0; b < nbits; b++ {
-		li.bitGroup = append(li.bitGroup, byBit[int32(b)]...)
+		li.bitStart[b+1] += li.bitStart[b]
 	}
 }
 
