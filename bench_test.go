@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -26,6 +27,11 @@ func benchTerm(i, j int) string {
 
 // benchMatchTarget is the list control that benchMatchFor(n) hits: the last even index below n.
 func benchMatchTarget(n int) int { return (n - 1) &^ 1 }
+
+// benchMatchFirst matches the first control of benchControls(n) (control-0, a list control), so that
+// Evaluate stops after the first control: the case measures what an evaluation costs when it evaluates
+// one control among many.
+var benchMatchFirst = ("Re " + benchTerm(0, 2) + ": " + benchNoMatch)[:len(benchNoMatch)]
 
 func benchMatchFor(n int) string {
 	s := "Re " + benchTerm(benchMatchTarget(n), 2) + ": " + benchNoMatch
@@ -117,6 +123,9 @@ func benchCases() []benchCase {
 		if n == 1000 {
 			cs = append(cs, benchCase{"controls=1000/scoped", n, true, benchNoMatch, false})
 		}
+		if n >= 1000 {
+			cs = append(cs, benchCase{fmt.Sprintf("controls=%d/matchfirst", n), n, false, benchMatchFirst, true})
+		}
 	}
 	return cs
 }
@@ -161,6 +170,9 @@ func verifyBenchCase(b *testing.B, e *guard.Engine, step *guard.Step, bc benchCa
 	}
 	if bc.match {
 		want := fmt.Sprintf("control-%d", benchMatchTarget(bc.controls))
+		if bc.input == benchMatchFirst {
+			want = "control-0"
+		}
 		if res.Decision != guard.DecisionDeny || len(res.Matches) != 1 || res.Matches[0].ControlName != want {
 			b.Fatalf("%s: decision %s, matches %v, want one deny by %s", bc.name, res.Decision, names(res.Matches), want)
 		}
@@ -213,8 +225,21 @@ func BenchmarkCheck(b *testing.B) {
 }
 
 func BenchmarkCompile(b *testing.B) {
-	b.Run("controls=1000", func(b *testing.B) {
-		controls := benchControls(1000, false)
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("controls=%d", n), func(b *testing.B) {
+			controls := benchControls(n, false)
+			e := guard.New()
+			loop(b, func() {
+				if err := e.Update(controls); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+	// distinct: no two regex controls have the same pattern (benchControls repeats about 200 patterns
+	// among 5000 regex controls, which the compiler builds once each).
+	b.Run("controls=10000/distinct", func(b *testing.B) {
+		controls := benchDistinct(benchControls(10000, false))
 		e := guard.New()
 		loop(b, func() {
 			if err := e.Update(controls); err != nil {
@@ -222,6 +247,60 @@ func BenchmarkCompile(b *testing.B) {
 			}
 		})
 	})
+}
+
+// benchDistinct makes every regex pattern of controls unique with an optional group that changes no match.
+func benchDistinct(controls []guard.Control) []guard.Control {
+	for i := range controls {
+		ev := controls[i].Data.Condition.Evaluator
+		if ev.Name == "regex" {
+			ev.Config = map[string]any{"pattern": fmt.Sprintf("(?:%s)(?:zq%dzq)?", ev.Config["pattern"], i)}
+		}
+	}
+	return controls
+}
+
+// BenchmarkLoadedHeap reports the live heap an engine holds once it has loaded N benchmark controls
+// ("live-MiB": runtime.MemStats.HeapAlloc after a GC with the engine loaded, minus the same before it was
+// made, the control definitions excluded since they exist before either measure).
+func BenchmarkLoadedHeap(b *testing.B) {
+	for _, n := range []int{1000, 10000, -10000} {
+		name := fmt.Sprintf("controls=%d", n)
+		if n < 0 {
+			name = fmt.Sprintf("controls=%d/distinct", -n)
+		}
+		b.Run(name, func(b *testing.B) {
+			controls := benchControls(max(n, -n), false)
+			if n < 0 {
+				controls = benchDistinct(controls)
+			}
+			var live float64
+			b.ReportAllocs()
+			for b.Loop() {
+				live = loadedHeap(b, controls)
+			}
+			b.ReportMetric(live/(1<<20), "live-MiB")
+		})
+	}
+}
+
+// loadedHeap is the live heap, in bytes, of an engine that has loaded controls.
+func loadedHeap(tb testing.TB, controls []guard.Control) float64 {
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC() // the second cycle frees what the first one's finalizers (sync.Pool) released
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	e := guard.New()
+	if err := e.Update(controls); err != nil {
+		tb.Fatal(err)
+	}
+	after := heap()
+	runtime.KeepAlive(e)
+	return float64(after) - float64(before)
 }
 
 func TestBenchInputs(t *testing.T) {

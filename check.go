@@ -23,6 +23,12 @@ func (e *Engine) Check(ctx context.Context, step *Step, stage Stage) error {
 	sc := snap.getScratch()
 	cands := snap.candidates(stage, step.Type, step.Name, sc)
 	r := run{ctx: ctx, snap: snap, step: step, sc: sc}
+	if snap.useLive(cands) {
+		// Only the controls the step can make effective change the decision: the others would answer
+		// "no match" (live.go).
+		r.markLive()
+		cands = r.liveDenySteer(stage)
+	}
 	var d decider
 	reuse := true
 	if snap.hasExternal && r.needsConcurrency(cands, true) {

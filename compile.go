@@ -25,10 +25,12 @@ import (
 // in parallel over the controls; assembling the snapshot is sequential and deterministic.
 func compile(controls []Control, cfg *engineConfig, tolerant bool) (*snapshot, error) {
 	preps := make([]prepared, len(controls))
+	cache := newBuildCache(cfg.registry)
 	parallel(len(controls), func(i int) {
-		preps[i] = prepare(&controls[i], cfg, "controls."+strconv.Itoa(i), tolerant)
+		preps[i] = prepare(&controls[i], cfg, cache, "controls."+strconv.Itoa(i), tolerant)
 	})
 	c := compiler{cfg: cfg, pathIDs: make(map[string]int32), tolerant: tolerant}
+	c.snap.controls = make([]cControl, 0, len(controls))
 	var problems []Problem
 	for i := range controls {
 		p := &preps[i]
@@ -76,6 +78,13 @@ func compile(controls []Control, cfg *engineConfig, tolerant bool) (*snapshot, e
 	if !cfg.noRunPrefilter {
 		buildRunPrefilter(s)
 	}
+	if cfg.liveIndexMin >= 0 {
+		s.liveMin = defaultLiveIndexMin
+		if cfg.liveIndexMin > 0 {
+			s.liveMin = cfg.liveIndexMin
+		}
+		buildLiveIndex(s)
+	}
 	s.pool.New = func() any { return newScratch(s) }
 	if len(problems) > 0 {
 		return s, &ValidationError{Problems: problems}
@@ -100,7 +109,7 @@ type built struct {
 // prepare validates one control and, if the engine runs it, builds its evaluators. Tolerant, a control
 // the engine does not run is not validated (it is dropped whatever its problems), and unknown evaluator
 // names are not validation problems (the compiler degrades their leaves).
-func prepare(ctl *Control, cfg *engineConfig, prefix string, tolerant bool) prepared {
+func prepare(ctl *Control, cfg *engineConfig, cache *buildCache, prefix string, tolerant bool) prepared {
 	p := prepared{prefix: prefix, data: ctl.Data} // a shallow copy: validation may normalise it
 	execution := p.data.Execution
 	if execution == "" {
@@ -131,13 +140,13 @@ func prepare(ctl *Control, cfg *engineConfig, prefix string, tolerant bool) prep
 		return p
 	}
 	if p.runs {
-		p.builds = buildLeaves(&p.data.Condition, cfg.registry, p.builds, 0)
+		p.builds = buildLeaves(&p.data.Condition, cache, p.builds, 0)
 	}
 	return p
 }
 
 // buildLeaves builds the evaluator of every leaf in the order compiler.node visits them.
-func buildLeaves(n *Condition, reg *evaluator.Registry, out []built, depth int) []built {
+func buildLeaves(n *Condition, cache *buildCache, out []built, depth int) []built {
 	if depth > MaxConditionDepth {
 		return out
 	}
@@ -146,18 +155,17 @@ func buildLeaves(n *Condition, reg *evaluator.Registry, out []built, depth int) 
 		if n.Selector == nil || n.Evaluator == nil {
 			return append(out, built{err: errors.New("incomplete leaf")})
 		}
-		b, err := reg.Build(n.Evaluator.Name, n.Evaluator.Config)
-		return append(out, built{b, err})
+		return append(out, cache.build(n.Evaluator.Name, n.Evaluator.Config))
 	case len(n.And) > 0:
 		for i := range n.And {
-			out = buildLeaves(&n.And[i], reg, out, depth+1)
+			out = buildLeaves(&n.And[i], cache, out, depth+1)
 		}
 	case len(n.Or) > 0:
 		for i := range n.Or {
-			out = buildLeaves(&n.Or[i], reg, out, depth+1)
+			out = buildLeaves(&n.Or[i], cache, out, depth+1)
 		}
 	case n.Not != nil:
-		out = buildLeaves(n.Not, reg, out, depth+1)
+		out = buildLeaves(n.Not, cache, out, depth+1)
 	}
 	return out
 }
@@ -293,6 +301,7 @@ func (c *compiler) leaf(n *Condition, field string, cc *cControl, seen map[int32
 	}
 	if cc.firstLeaf == nil {
 		cc.firstLeaf = l
+		cc.evName, cc.selPath = l.evName, c.paths[l.path].sel.raw
 	}
 	return l
 }

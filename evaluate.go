@@ -250,24 +250,62 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 	}
 	r := run{ctx: ctx, snap: snap, step: step, sc: sc, timed: true}
 	b := resultBuilder{res: res, snap: snap, denyAt: -1, denyErrAt: -1, steerAt: -1, steerErrAt: -1, minConf: 1}
-	b.ids.left, b.ids.rng = len(cands), sc.ids
+	b.ids.rng = sc.ids
 	reuse := true
 	if snap.hasExternal && r.needsConcurrency(cands, false) {
 		var outs []outcome
 		outs, reuse = r.concurrent(cands, false, e.cfg.maxConcurrency)
+		var cnt listCounts
+		for pos := range outs {
+			if outs[pos].done && !cnt.add(&outs[pos].out, snap.controls[cands[pos]].class) {
+				break
+			}
+		}
+		b.size(&cnt)
 		for pos, o := range outs {
 			if o.done && !b.add(&snap.controls[cands[pos]], &o.out, o.dur) {
 				break
 			}
 		}
 	} else {
-		res.NonMatches = make([]ControlResult, 0, len(cands))
-		for _, ci := range cands {
+		// Evaluate first, keeping the outcomes in the scratch, then size the lists exactly: the result
+		// costs what the evaluated controls need, not a slot per candidate.
+		// The scratch keeps the outcomes of the controls visited; a control the live index rules out
+		// (live.go) is not visited: its outcome is known.
+		recs := sc.recs[:0]
+		var cnt listCounts
+		live := snap.useLive(cands)
+		if live {
+			r.markLive()
+		}
+		done := len(cands)
+		for pos, ci := range cands {
+			if live && !sc.isLive(ci) {
+				cnt.nonMatches++
+				continue
+			}
 			c := &snap.controls[ci]
 			o := r.node(&c.root)
-			if !b.add(c, &o, r.elapsed()) {
+			recs = append(recs, outRec{ci: ci, dur: r.elapsed(), out: o})
+			if !cnt.add(&o, c.class) {
+				done = pos + 1
 				break
 			}
+		}
+		sc.recs = recs
+		b.size(&cnt)
+		ruledOut := nodeOut{conf: 1}
+		k := 0
+		for _, ci := range cands[:done] {
+			if live && !sc.isLive(ci) {
+				b.add(&snap.controls[ci], &ruledOut, 0)
+				continue
+			}
+			b.add(&snap.controls[ci], &recs[k].out, recs[k].dur)
+			k++
+		}
+		if live {
+			clear(sc.live)
 		}
 	}
 	b.finish()
@@ -275,6 +313,47 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 		snap.putScratch(sc)
 	}
 	return res, nil
+}
+
+// outRec is the outcome of one control of a sequential evaluation, kept in the scratch until the result
+// is built.
+type outRec struct {
+	ci  int32
+	dur time.Duration
+	out nodeOut
+}
+
+// listCounts counts the entries of each list of a result.
+type listCounts struct {
+	matches, errors, nonMatches int
+}
+
+// add counts outcome o of a control of class class and reports whether evaluation goes on after it (the
+// rule of resultBuilder.add: it stops after a genuine deny match).
+func (n *listCounts) add(o *nodeOut, class uint8) bool {
+	switch {
+	case o.err != nil:
+		n.errors++
+	case o.matched:
+		n.matches++
+		return class != classDeny
+	default:
+		n.nonMatches++
+	}
+	return true
+}
+
+// size gives the result's lists their exact capacity, in one allocation, and sizes the id batch.
+func (b *resultBuilder) size(n *listCounts) {
+	total := n.matches + n.errors + n.nonMatches
+	if total == 0 {
+		return
+	}
+	all := make([]ControlResult, 0, total)
+	b.res.Matches = all[0:0:n.matches]
+	b.res.Errors = all[n.matches : n.matches : n.matches+n.errors]
+	b.res.NonMatches = all[n.matches+n.errors : n.matches+n.errors : total]
+	b.ids.left = total
 }
 
 // resultBuilder files control outcomes into a Result in evaluation order.
@@ -299,22 +378,34 @@ func (b *resultBuilder) add(c *cControl, o *nodeOut, dur time.Duration) bool {
 	default:
 		list = &b.res.NonMatches
 	}
-	// Fill the entry in place: a ControlResult is large, copying it in would cost more than its fields.
-	*list = append(*list, ControlResult{})
-	at := len(*list) - 1
+	// Fill the entry in place, writing only the fields that are not zero: the lists were made with their
+	// exact capacity (size), so the slot is already zeroed memory, and a ControlResult is large and full
+	// of pointers, each written through the GC's write barrier while a collection runs.
+	at := len(*list)
+	if at < cap(*list) {
+		*list = (*list)[:at+1]
+	} else {
+		*list = append(*list, ControlResult{})
+	}
 	cr := &(*list)[at]
 	cr.ControlExecutionID = b.ids.id()
 	cr.ControlID = c.id
 	cr.ControlName = c.name
 	cr.Action = c.decision
-	cr.Duration = dur
-	if l := c.firstLeaf; l != nil {
-		cr.EvaluatorName = l.evName
-		cr.SelectorPath = b.snap.paths[l.path].sel.raw
+	if dur != 0 {
+		cr.Duration = dur
+	}
+	if c.firstLeaf != nil {
+		cr.EvaluatorName = c.evName
+		cr.SelectorPath = c.selPath
 	}
 	if eff {
-		cr.Metadata = c.metadata
-		cr.SteeringContext = c.steering
+		if c.metadata != nil {
+			cr.Metadata = c.metadata
+		}
+		if c.steering != nil {
+			cr.SteeringContext = c.steering
+		}
 	}
 	if o.err != nil {
 		cr.Result = EvaluatorResult{Matched: eff, Error: errorText(o)}
@@ -328,8 +419,16 @@ func (b *resultBuilder) add(c *cControl, o *nodeOut, dur time.Duration) bool {
 		}
 		return true
 	}
-	cr.Result = EvaluatorResult{Matched: o.matched, Confidence: o.conf, Message: o.msg, Metadata: o.meta}
-	b.minConf = math.Min(b.minConf, o.conf)
+	cr.Result.Matched, cr.Result.Confidence = o.matched, o.conf
+	if o.msg != "" {
+		cr.Result.Message = o.msg
+	}
+	if o.meta != nil {
+		cr.Result.Metadata = o.meta
+	}
+	if o.conf < b.minConf { // clamped to [0, 1]: never NaN
+		b.minConf = o.conf
+	}
 	if !o.matched {
 		return true
 	}

@@ -9,17 +9,20 @@ import (
 // scratch is the per-evaluation working memory, pooled per snapshot so that an evaluation that runs no
 // evaluator and matches nothing allocates nothing.
 type scratch struct {
-	data    []evaluator.Data // per path: the selected data, computed at most once per evaluation
-	dstate  []uint8          // per path: dataUnset, dataReady or dataFailed
-	derr    []error          // per path: why the text form failed
-	scan    []uint8          // per path: scanUnset, scanASCII or scanNonASCII
-	pat     []uint64         // prefilter bitset over every path's literals
-	runLen  []int32          // per run set: 1 + the longest run of its path's text, 0 when not measured yet
-	runUsed []int32          // run sets measured by this evaluation, to reset
-	used    []int32          // paths touched by this evaluation, to reset
-	mark    []uint64         // control bitset used to merge candidate lists
-	cand    []int32          // merged candidate list
-	ids     *rand.ChaCha8    // random source of control_execution_ids (used by one evaluation at a time)
+	data     []evaluator.Data // per path: the selected data, computed at most once per evaluation
+	dstate   []uint8          // per path: dataUnset, dataReady or dataFailed
+	derr     []error          // per path: why the text form failed
+	scan     []uint8          // per path: scanUnset, scanASCII or scanNonASCII
+	pat      []uint64         // prefilter bitset over every path's literals
+	runLen   []int32          // per run set: 1 + the longest run of its path's text, 0 when not measured yet
+	runUsed  []int32          // run sets measured by this evaluation, to reset
+	used     []int32          // paths touched by this evaluation, to reset
+	mark     []uint64         // control bitset used to merge candidate lists
+	cand     []int32          // merged candidate list
+	ids      *rand.ChaCha8    // random source of control_execution_ids (used by one evaluation at a time)
+	recs     []outRec         // Evaluate: the outcomes of the controls evaluated, in order
+	live     []uint64         // control bitset of the live index (markLive)
+	liveList []int32          // Check: the live candidates
 }
 
 const (
@@ -43,6 +46,7 @@ func newScratch(s *snapshot) *scratch {
 		pat:    make([]uint64, s.patWords),
 		runLen: make([]int32, len(s.runSets)),
 		mark:   make([]uint64, (len(s.controls)+63)/64),
+		live:   make([]uint64, (len(s.controls)+63)/64),
 		ids:    newIDSource(),
 	}
 }
@@ -66,6 +70,8 @@ func (s *snapshot) putScratch(sc *scratch) {
 		sc.runLen[k] = 0
 	}
 	sc.runUsed = sc.runUsed[:0]
+	clear(sc.recs) // drop the references to evaluator results
+	sc.recs = sc.recs[:0]
 	s.pool.Put(sc)
 }
 

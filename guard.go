@@ -28,6 +28,7 @@ type engineConfig struct {
 	maxConcurrency int
 	noRunPrefilter bool // tests only: compare results with and without the run prefilter
 	shadow         bool // compile the shadow controls (mode shadow) instead of the enforced ones
+	liveIndexMin   int  // tests only: candidates from which the live index is used (0: default, <0: never)
 }
 
 // Option configures an Engine.

@@ -141,23 +141,26 @@ func TestRunPrefilterConcurrent(t *testing.T) {
 // sameResult compares two results without their random ids and measured durations.
 func sameResult(t *testing.T, what string, with, without *guard.Result) {
 	t.Helper()
-	norm := func(r *guard.Result) string {
-		c := *r
-		for _, l := range []*[]guard.ControlResult{&c.Matches, &c.Errors, &c.NonMatches} {
-			*l = append([]guard.ControlResult(nil), (*l)...)
-			for i := range *l {
-				(*l)[i].ControlExecutionID, (*l)[i].Duration = "", 0
-			}
-		}
-		b, err := json.Marshal(&c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	if a, b := norm(with), norm(without); a != b {
+	if a, b := resultNorm(t, with), resultNorm(t, without); a != b {
 		t.Errorf("%s: results differ with the run prefilter\nwith:    %s\nwithout: %s", what, a, b)
 	}
+}
+
+// resultNorm is r as JSON without its random ids and measured durations.
+func resultNorm(t *testing.T, r *guard.Result) string {
+	t.Helper()
+	c := *r
+	for _, l := range []*[]guard.ControlResult{&c.Matches, &c.Errors, &c.NonMatches} {
+		*l = append([]guard.ControlResult(nil), (*l)...)
+		for i := range *l {
+			(*l)[i].ControlExecutionID, (*l)[i].Duration = "", 0
+		}
+	}
+	b, err := json.Marshal(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestRunPrefilterSameResultsOnCorpus: the decision corpus gives the same results with and without the
@@ -272,10 +275,19 @@ func TestRunPrefilterSameResultsOnFuzzSeeds(t *testing.T) {
 			continue
 		}
 		for _, stage := range []guard.Stage{guard.StagePre, guard.StagePost} {
-			a, err1 := with.Evaluate(bg, &step, stage)
-			b, err2 := without.Evaluate(bg, &step, stage)
-			if err1 != nil || err2 != nil {
-				t.Fatalf("%s: %v / %v", s, err1, err2)
+			// The control set has a backtracking pattern with timeout_ms 50, whose outcome depends on the
+			// machine's load: a difference is only reported when it persists over three evaluations.
+			var a, b *guard.Result
+			for try := 0; try < 3; try++ {
+				var err1, err2 error
+				a, err1 = with.Evaluate(bg, &step, stage)
+				b, err2 = without.Evaluate(bg, &step, stage)
+				if err1 != nil || err2 != nil {
+					t.Fatalf("%s: %v / %v", s, err1, err2)
+				}
+				if resultNorm(t, a) == resultNorm(t, b) {
+					break
+				}
 			}
 			sameResult(t, s, a, b)
 			if x, y := errString(with.Check(bg, &step, stage)), errString(without.Check(bg, &step, stage)); x != y {

@@ -37,6 +37,8 @@ type snapshot struct {
 	hasExternal bool
 	patWords    int      // words of the prefilter bitset over all paths
 	runSets     []runSet // distinct (path, byte set) pairs of the run prefilter
+	live        liveIndex
+	liveMin     int // candidates from which Check and Evaluate consult the live index (0: never, no index)
 	pool        sync.Pool
 }
 
@@ -66,7 +68,9 @@ type cControl struct {
 	hasExternal bool
 	paths       []int32 // distinct selector paths of the leaves
 	firstLeaf   *cLeaf
-	scope       Scope // kept for building the index
+	evName      string // the first leaf's evaluator and selector path (ControlResult), kept here to be
+	selPath     string // read without following firstLeaf
+	scope       Scope  // kept for building the index
 }
 
 // Kinds of condition nodes.

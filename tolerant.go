@@ -90,6 +90,7 @@ func (c *compiler) failClosed(ctl *Control) cControl {
 	}
 	cc.root = cNode{kind: nodeLeaf, leaf: l}
 	cc.firstLeaf = l
+	cc.evName, cc.selPath = l.evName, c.paths[l.path].sel.raw
 	return cc
 }
 

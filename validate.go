@@ -113,7 +113,26 @@ func (d *ControlData) Validate(opts ...ValidateOption) error {
 	if c.Execution == "" {
 		c.Execution = ExecutionServer
 	}
-	raw, err := json.Marshal(&c)
+	cfg := validateConfig{registry: evaluator.Default}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.registry == nil {
+		cfg.registry = evaluator.Default
+	}
+	if cfg.skipConfigs {
+		// Without config checks, the decoded form can be built without the JSON round trip (validate_tree.go).
+		if done, err := validateTree(&c, cfg); done {
+			return err
+		}
+	}
+	return validateByJSON(&c, opts)
+}
+
+// validateByJSON validates c by encoding it to JSON and parsing that: the definition of what Validate
+// accepts, which dataTree reproduces without the round trip where it can.
+func validateByJSON(c *ControlData, opts []ValidateOption) error {
+	raw, err := json.Marshal(c)
 	if err != nil {
 		return single(CodeType, "control data cannot be encoded as JSON")
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -96,15 +97,28 @@ type List struct {
 	literalsOK      bool
 }
 
-// runeBuckets maps a rune to value indexes, with an array for ASCII.
+// runeBuckets maps a rune to value indexes. It is sized by the values, not by the alphabet: a list of a
+// few values costs a few dozen bytes (a fixed table per ASCII character cost 3 KB per list, 6 KB for the
+// two of a list). ASCII runes are found through a 128-bit set and the rank of the rune in it (one
+// popcount), which indexes compact offsets into one shared slice of value indexes; other runes go
+// through a map. Filled with add, then frozen with freeze before use.
 type runeBuckets struct {
-	ascii [utf8.RuneSelf][]int32
+	mask  [2]uint64 // ASCII runes that have values
+	start []int32   // per ASCII rune with values, in rune order: its first position in idx; one more at the end
+	idx   []int32   // value indexes, grouped by rune, each group in insertion order
 	other map[rune][]int32
+	// pending holds the ASCII (rune, index) pairs until freeze.
+	pending []runeIdx
+}
+
+type runeIdx struct {
+	r   rune
+	idx int32
 }
 
 func (b *runeBuckets) add(r rune, idx int32) {
 	if r < utf8.RuneSelf {
-		b.ascii[r] = append(b.ascii[r], idx)
+		b.pending = append(b.pending, runeIdx{r, idx})
 		return
 	}
 	if b.other == nil {
@@ -113,9 +127,46 @@ func (b *runeBuckets) add(r rune, idx int32) {
 	b.other[r] = append(b.other[r], idx)
 }
 
+// freeze builds the compact ASCII table from the pairs added so far.
+func (b *runeBuckets) freeze() {
+	var count [utf8.RuneSelf]int32
+	for _, p := range b.pending {
+		count[p.r]++
+		b.mask[p.r>>6] |= 1 << (uint(p.r) & 63)
+	}
+	runes := bits.OnesCount64(b.mask[0]) + bits.OnesCount64(b.mask[1])
+	b.start = make([]int32, runes+1)
+	b.idx = make([]int32, len(b.pending))
+	var at [utf8.RuneSelf]int32 // next free position of each rune's group
+	k, pos := 0, int32(0)
+	for r := range count {
+		if count[r] == 0 {
+			continue
+		}
+		b.start[k] = pos
+		at[r] = pos
+		pos += count[r]
+		k++
+	}
+	b.start[k] = pos
+	for _, p := range b.pending {
+		b.idx[at[p.r]] = p.idx
+		at[p.r]++
+	}
+	b.pending = nil
+}
+
 func (b *runeBuckets) get(r rune) []int32 {
 	if r < utf8.RuneSelf {
-		return b.ascii[r]
+		w, bit := r>>6, uint64(1)<<(uint(r)&63)
+		if b.mask[w]&bit == 0 {
+			return nil
+		}
+		k := bits.OnesCount64(b.mask[w] & (bit - 1))
+		if w == 1 {
+			k += bits.OnesCount64(b.mask[0])
+		}
+		return b.idx[b.start[k]:b.start[k+1]]
 	}
 	return b.other[r]
 }
@@ -175,6 +226,11 @@ func NewList(values []string, o ListOptions) (*List, error) {
 	}
 	if len(problems) > 0 {
 		return nil, &ConfigError{Problems: problems}
+	}
+	l.byFirst.freeze()
+	l.byLast.freeze()
+	if o.Mode != ListExact {
+		l.exactSet = nil // it only found duplicates: exactIndex alone reads it
 	}
 	return l, nil
 }

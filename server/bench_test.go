@@ -22,9 +22,10 @@ func BenchmarkEvaluationHandler(b *testing.B) {
 	for _, bc := range []struct {
 		name            string
 		auth, accessLog bool
+		controls        int
 		otel            bool // a span per request (sampled, child of a traceparent), batched to an exporter that drops it
-	}{{"auth=false", false, false, false}, {"auth=true", true, false, false}, {"auth=true,accesslog=on", true, true, false},
-		{"auth=false,otel=on", false, false, true}} {
+	}{{"auth=false", false, false, 10, false}, {"auth=true", true, false, 10, false}, {"auth=true,accesslog=on", true, true, 10, false},
+		{"auth=false,otel=on", false, false, 10, true}, {"auth=false,controls=1000", false, false, 1000, false}} {
 		auth := bc.auth
 		b.Run(bc.name, func(b *testing.B) {
 			var opts []Option
@@ -43,9 +44,9 @@ func BenchmarkEvaluationHandler(b *testing.B) {
 			ts := newTS(b, opts...)
 			setup := newTSOn(b, ts.st) // an open server on the same store for the set-up calls
 			setup.initAgent("bench")
-			for i := 0; i < 10; i++ {
+			for i := 0; i < bc.controls; i++ {
 				data := regexData(fmt.Sprintf(`\bforbidden%d\b`, i), "deny")
-				if i%2 == 1 {
+				if i%2 == 1 || i >= 10 { // beyond the first 10: list controls (a 1000-control result is ~175 kB)
 					data = map[string]any{
 						"condition": map[string]any{"selector": map[string]any{"path": "input"},
 							"evaluator": map[string]any{"name": "list", "config": map[string]any{"values": []string{fmt.Sprintf("banned%d", i), "other"}, "match_mode": "contains"}}},

@@ -20,7 +20,13 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b 
 // writeResult writes res as the 200 response of POST /evaluation.
 func writeResult(w http.ResponseWriter, res *guard.Result) error {
 	bp := bufPool.Get().(*[]byte)
-	b, err := appendResult((*bp)[:0], res)
+	b := (*bp)[:0]
+	if n := resultSize(res); n > cap(b) {
+		// A large result (hundreds of controls) is written into one buffer of its size, not into one
+		// that doubles its way there (copying the response over and over).
+		b = make([]byte, 0, n)
+	}
+	b, err := appendResult(b, res)
 	if err != nil {
 		bufPool.Put(bp)
 		return err
@@ -35,6 +41,67 @@ func writeResult(w http.ResponseWriter, res *guard.Result) error {
 		bufPool.Put(bp)
 	}
 	return nil
+}
+
+// resultSize is about the size of the encoding of r: exact for the fixed parts and the strings that need
+// no escaping, with an allowance for metadata maps (whose encoding is not measured). The buffer grows as
+// usual when it falls short (escaped characters, large metadata).
+func resultSize(r *guard.Result) int {
+	n := 96 + len(r.Reason) + 50 // "is_safe" ... "non_matches", the final newline
+	if r.SteeringContext != nil {
+		n += steeringSize(r.SteeringContext)
+	}
+	for _, l := range [][]guard.ControlResult{r.Matches, r.Errors, r.NonMatches} {
+		for i := range l {
+			c := &l[i]
+			// {"control_execution_id":"…","control_id":…,"control_name":"…","action":"…",
+			// "result":{"matched":false,"confidence":…}} and a comma: 113 bytes and the values.
+			n += 113 + len(c.ControlExecutionID) + len(c.ControlName) + len(c.Action) + digits(c.ControlID)
+			if conf := c.Result.Confidence; conf != 0 && conf != 1 {
+				n += 24 // the longest float encoding/json writes
+			} else {
+				n++
+			}
+			if c.Result.Message != "" {
+				n += 13 + len(c.Result.Message)
+			}
+			if c.Result.Error != "" {
+				n += 11 + len(c.Result.Error)
+			}
+			if len(c.Result.Metadata) > 0 {
+				n += 64
+			}
+			if c.SteeringContext != nil {
+				n += steeringSize(c.SteeringContext)
+			}
+			if len(c.Metadata) > 0 {
+				n += 64
+			}
+		}
+	}
+	return n
+}
+
+// digits is the length of the decimal form of v.
+func digits(v int64) int {
+	n := 1
+	if v < 0 {
+		n++
+	}
+	for v >= 10 || v <= -10 {
+		v /= 10
+		n++
+	}
+	return n
+}
+
+// steeringSize is the size of ,"steering_context":{"message":"…","required_actions":[…]}.
+func steeringSize(s *guard.SteeringContext) int {
+	n := 60 + len(s.Message)
+	for _, a := range s.RequiredActions {
+		n += 3 + len(a)
+	}
+	return n
 }
 
 func appendResult(b []byte, r *guard.Result) ([]byte, error) {
