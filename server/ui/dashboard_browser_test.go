@@ -309,3 +309,36 @@ func TestConditionFormAndTryIt(t *testing.T) {
 		})
 	}
 }
+
+// TestOverviewShowsShadowControls: a control in shadow appears in the overview's own section with what it
+// would have denied, apart from the figures, and its count leads to exactly its shadow events.
+func TestOverviewShowsShadowControls(t *testing.T) {
+	for _, w := range widths {
+		t.Run(w.name, func(t *testing.T) {
+			a := startApp(t, appOptions{width: w.width, height: w.height})
+			a.initAgent("support-bot", "answers customers")
+			data := regexControl(`\d{3}-\d{2}-\d{4}`, "deny", "pre")
+			data["mode"] = "shadow"
+			id := a.createControl("ssn-draft", data)
+			a.call("POST", fmt.Sprintf("/api/v1/agents/support-bot/controls/%d", id), nil, http.StatusOK, nil)
+			for _, in := range []string{"ssn 123-45-6789", "hello", "ssn 987-65-4321"} {
+				a.evaluate("support-bot", "pre", in) // allowed: a shadow control never decides
+			}
+			a.flushEvents()
+			a.load("")
+			a.waitRendered("#/overview")
+			a.waitJS("the shadow section", `(document.querySelector('#shadow-controls tbody') || {}).textContent !== undefined && document.querySelector('#shadow-controls tbody').textContent.includes('ssn-draft')`)
+			if got := a.text("#shadow-controls tbody tr:first-child td:nth-child(2)"); got != "2" {
+				t.Fatalf("would have denied = %q, want 2", got)
+			}
+			if got := a.text("#shadow-controls tbody tr:first-child td:nth-child(4)"); got != "3" {
+				t.Fatalf("evaluations = %q, want 3", got)
+			}
+			if got := a.text(`#overview-body [data-stat="deny"]`); got != "0" {
+				t.Fatalf("the figures count a shadow denial: deny = %q", got)
+			}
+			a.click(`#shadow-controls tbody tr:first-child td:nth-child(2) a`)
+			a.waitJS("the shadow events", `location.hash.includes('shadow=true') && document.getElementById('ev-shadow').value === 'true' && document.getElementById('events-results').getAttribute('aria-busy') === 'false' && document.querySelectorAll('#events-results tbody tr').length === 2`)
+		})
+	}
+}

@@ -1,6 +1,7 @@
 // The overview, the dashboard's landing page: the whole fleet over a time range (GET /observability/stats
 // without agent_name), with its figures above the fold, a time series, the top agents and controls by
-// denials and the controls in error. Every count leads to the events behind it.
+// denials, the controls in error and the controls in shadow (what they would have done: never part of the
+// figures). Every count leads to the events behind it.
 import { h, table, errorBox } from './dom.js';
 import { api, qs } from './api.js';
 import { matchesChart } from './chart.js';
@@ -48,6 +49,7 @@ export async function overviewView(el) {
     const agents = (st.agents || []).slice().sort((a, b) => (b.action_counts.deny - a.action_counts.deny) || (b.execution_count - a.execution_count)).slice(0, TOP);
     const controls = (st.controls || []).slice().sort((a, b) => (b.action_counts.deny - a.action_counts.deny) || (b.match_count - a.match_count)).slice(0, TOP);
     const failing = (st.controls || []).filter(c => c.error_count > 0).sort((a, b) => b.error_count - a.error_count);
+    const shadow = (st.shadow || []).slice().sort((a, b) => (b.action_counts.deny - a.action_counts.deny) || (b.execution_count - a.execution_count));
     const ctlName = (c) => h('a', { href: `#/controls/${c.control_id}/activity` }, c.control_name || ('#' + c.control_id));
 
     body.replaceChildren(
@@ -76,7 +78,15 @@ export async function overviewView(el) {
           h('td', {}, link({ controls: [c.control_id], errored: true }, n(c.error_count))),
           h('td', {}, link({ controls: [c.control_id] }, n(c.execution_count))),
           h('td', { class: 'hide-narrow' }, ((100 * c.error_count) / Math.max(1, c.execution_count)).toFixed(1) + ' %'))),
-        'No control failed in this range.'))));
+        'No control failed in this range.'))),
+      h('section', { 'aria-labelledby': 'ov-shadow' }, h('h2', { id: 'ov-shadow' }, 'Controls in shadow'),
+        h('p', { class: 'muted small' }, 'Evaluated on real traffic but never part of a decision: what each would have done.'),
+        h('div', { id: 'shadow-controls' }, table(['Control', 'Would have denied', 'Would have steered', 'Evaluations'], shadow.map(c => h('tr', {},
+          h('td', {}, ctlName(c)),
+          h('td', {}, link({ controls: [c.control_id], actions: ['deny'], matched: true, shadow: true }, n(c.action_counts.deny))),
+          h('td', {}, link({ controls: [c.control_id], actions: ['steer'], matched: true, shadow: true }, n(c.action_counts.steer))),
+          h('td', {}, link({ controls: [c.control_id], shadow: true }, n(c.execution_count))))),
+        'No control in shadow was evaluated in this range.'))));
     body.setAttribute('aria-busy', 'false');
   }
   await load();

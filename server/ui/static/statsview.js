@@ -19,6 +19,7 @@ export function eventsHref(f) {
   if (f.actions && f.actions.length) u.set('action', f.actions.join(','));
   if (f.matched !== undefined && f.matched !== null) u.set('matched', String(f.matched));
   if (f.errored) u.set('errored', 'true');
+  if (f.shadow !== undefined && f.shadow !== null) u.set('shadow', String(f.shadow));
   if (f.stage) u.set('stage', f.stage);
   if (f.step_type) u.set('step_type', f.step_type);
   if (f.trace) u.set('trace', f.trace);
