@@ -81,6 +81,26 @@ func Number(v any) (float64, bool) {
 	return 0, false
 }
 
+// StringList reads a config value that must be a list of strings, in either shape a config may hold
+// ([]string when built in Go, []any when decoded from JSON); ok is false for anything else.
+func StringList(v any) (list []string, ok bool) {
+	switch l := v.(type) {
+	case []string:
+		return l, true
+	case []any:
+		out := make([]string, 0, len(l))
+		for _, x := range l {
+			s, ok := x.(string)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
 // appendNewFields appends the problems of more whose field is not already reported in problems.
 func appendNewFields(problems, more []FieldError) []FieldError {
 outer:

@@ -148,7 +148,7 @@ func New(config map[string]any) (*Evaluator, error) {
 	for k, v := range config {
 		switch k {
 		case "entities", "countries", "allow_values":
-			list, ok := stringList(v)
+			list, ok := evaluator.StringList(v)
 			if !ok {
 				bad(k, "type", "must be a list of strings")
 				continue
@@ -185,7 +185,7 @@ func New(config map[string]any) (*Evaluator, error) {
 				continue
 			}
 			for ent, words := range m {
-				list, ok := stringList(words)
+				list, ok := evaluator.StringList(words)
 				if !ok || !slices.Contains(Entities, ent) {
 					bad(k+"."+ent, "invalid", "must be an entity type with a list of words")
 					continue
@@ -228,24 +228,6 @@ func New(config map[string]any) (*Evaluator, error) {
 		}
 	}
 	return e, nil
-}
-
-func stringList(v any) ([]string, bool) {
-	switch l := v.(type) {
-	case []string:
-		return l, true
-	case []any:
-		out := make([]string, 0, len(l))
-		for _, x := range l {
-			s, ok := x.(string)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, s)
-		}
-		return out, true
-	}
-	return nil, false
 }
 
 // RequiredLiterals implements evaluator.Prefilter: an e-mail address holds "@" and every other entity

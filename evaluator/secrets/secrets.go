@@ -129,7 +129,7 @@ func New(config map[string]any) (*Evaluator, error) {
 	for k, v := range config {
 		switch k {
 		case "rule_groups", "rules", "exclude_rules", "allow_values", "allow_patterns":
-			list, ok := stringList(v)
+			list, ok := evaluator.StringList(v)
 			if !ok {
 				bad(k, "type", "must be a list of strings")
 				continue
@@ -198,24 +198,6 @@ func New(config map[string]any) (*Evaluator, error) {
 	}
 	e.kw = newKeywordIndex(e.rules)
 	return e, nil
-}
-
-func stringList(v any) ([]string, bool) {
-	switch l := v.(type) {
-	case []string:
-		return l, true
-	case []any:
-		out := make([]string, 0, len(l))
-		for _, x := range l {
-			s, ok := x.(string)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, s)
-		}
-		return out, true
-	}
-	return nil, false
 }
 
 // RequiredLiterals implements evaluator.Prefilter: a rule never matches unless one of its keywords

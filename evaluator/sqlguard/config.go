@@ -123,7 +123,7 @@ func parseConfig(config map[string]any) (*settings, error) {
 		problems = append(problems, evaluator.FieldError{Field: field, Code: code, Message: msg})
 	}
 	nameSet := func(k string) map[string]bool {
-		list, ok := stringList(config[k])
+		list, ok := evaluator.StringList(config[k])
 		if !ok {
 			return nil
 		}
@@ -138,7 +138,7 @@ func parseConfig(config map[string]any) (*settings, error) {
 		return set
 	}
 	opSet := func(k string) map[string]bool {
-		list, ok := stringList(config[k])
+		list, ok := evaluator.StringList(config[k])
 		if !ok {
 			return nil
 		}
@@ -226,7 +226,7 @@ func parseConfig(config map[string]any) (*settings, error) {
 	if len(s.allowedSchemas) > 0 && len(s.blockedSchemas) > 0 {
 		bad("blocked_schemas", "conflict", "cannot be used together with allowed_schemas")
 	}
-	if list, ok := stringList(config["required_columns"]); ok {
+	if list, ok := evaluator.StringList(config["required_columns"]); ok {
 		for _, c := range list {
 			s.requiredColumns = append(s.requiredColumns, s.fold(c))
 		}
@@ -269,22 +269,4 @@ func splitPath(p string) ([]string, bool) {
 		}
 	}
 	return segs, true
-}
-
-func stringList(v any) ([]string, bool) {
-	switch l := v.(type) {
-	case []string:
-		return l, true
-	case []any:
-		out := make([]string, 0, len(l))
-		for _, x := range l {
-			s, ok := x.(string)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, s)
-		}
-		return out, true
-	}
-	return nil, false
 }
