@@ -93,7 +93,9 @@ type Config struct {
 
 	// EventQueueSize bounds the queue of events waiting to be sent (default 10000): the events of an
 	// evaluation that would take the queue beyond it are dropped and counted (Agent.DroppedEvents), unless
-	// the queue is empty.
+	// the queue is empty. A batch the server refuses with 503 (its buffer full: nothing was taken) is kept
+	// and sent again after a backoff of 1 s doubling to 30 s, keeping at most ten batches (older events
+	// beyond are dropped and counted); any other failure drops the batch (events are best effort).
 	EventQueueSize int
 	// EventBatchSize and EventFlushInterval: a batch is sent when it holds this many events (default 100)
 	// or after this long (default 5 s).

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -80,7 +82,22 @@ type eventSink struct {
 	post     func(context.Context, []wireEvent) error
 	log      *zap.Logger
 	failing  bool // owned by run
+	// A batch the server refuses with 503 (its buffer is full, or in durable mode its database did not
+	// commit: nothing of the request was taken) is kept and sent again after a backoff, instead of being
+	// dropped. Owned by run.
+	retryAt  time.Time
+	backoff  time.Duration
+	stopping bool // close is draining: no more waiting, what is refused now is dropped
 }
+
+// Retry of refused batches: the first wait, its ceiling, and how many batches of events the sink keeps for
+// a retry at most (beyond, the oldest are dropped and counted, so a server that refuses for long never
+// makes the agent hold more than this).
+const (
+	retryFirst       = time.Second
+	retryMax         = 30 * time.Second
+	retainingBatches = 10
+)
 
 func newEventSink(size, batch int, interval, timeout time.Duration, post func(context.Context, []wireEvent) error, log *zap.Logger) *eventSink {
 	s := &eventSink{
@@ -158,9 +175,11 @@ func (s *eventSink) run() {
 		case <-t.C:
 			buf = s.send(buf)
 		case ack := <-s.flushReq:
+			s.retryAt = time.Time{} // a flush tries now, even while waiting to retry
 			buf = s.drain(buf)
 			close(ack)
 		case <-s.stop:
+			s.stopping = true
 			s.drain(buf)
 			return
 		}
@@ -223,30 +242,71 @@ func (s *eventSink) drain(buf []wireEvent) []wireEvent {
 	}
 }
 
-// send posts buf and returns it emptied. A failed batch is dropped (and counted): events are records,
-// best effort, and must not pile up while the server is away. Failures are logged once per streak.
+// send posts buf in batches and returns what is left of it. A batch the server refuses with 503 is kept,
+// with what follows it, and sent again after a backoff (1 s doubling to 30 s; at most retainingBatches
+// batches are kept, the oldest events beyond are dropped and counted). Any other failure drops the events
+// (and counts them): events are records, best effort, and must not pile up while the server is away.
+// Failures are logged once per streak.
 func (s *eventSink) send(buf []wireEvent) []wireEvent {
 	if len(buf) == 0 {
 		return buf
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-	err := s.post(ctx, buf)
-	cancel()
-	switch {
-	case err != nil:
+	if !s.stopping && time.Now().Before(s.retryAt) {
+		return s.bound(buf) // the server asked for time: wait, keeping at most retainingBatches batches
+	}
+	for len(buf) > 0 {
+		n := min(len(buf), s.batch)
+		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+		err := s.post(ctx, buf[:n])
+		cancel()
+		if err == nil {
+			s.sent.Add(int64(n))
+			if s.failing {
+				s.failing = false
+				s.log.Info("observability events are being sent again")
+			}
+			s.retryAt, s.backoff = time.Time{}, 0
+			buf = shift(buf, n)
+			continue
+		}
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusServiceUnavailable && !s.stopping {
+			s.backoff = min(max(2*s.backoff, retryFirst), retryMax)
+			s.retryAt = time.Now().Add(s.backoff)
+			if !s.failing {
+				s.failing = true
+				s.log.Warn("observability events refused by the server (503); keeping them to send again",
+					zap.Int("events", len(buf)), zap.Duration("retry_in", s.backoff), zap.Error(err))
+			}
+			return s.bound(buf)
+		}
 		s.dropped.Add(int64(len(buf)))
 		if !s.failing {
 			s.failing = true
 			s.log.Warn("observability events could not be sent; dropping them until the server accepts events again",
 				zap.Int("events", len(buf)), zap.Error(err))
 		}
-	default:
-		s.sent.Add(int64(len(buf)))
-		if s.failing {
-			s.failing = false
-			s.log.Info("observability events are being sent again")
-		}
+		clear(buf)
+		return buf[:0]
 	}
-	clear(buf)
-	return buf[:0]
+	return buf
+}
+
+// bound drops (and counts) the oldest events of buf beyond retainingBatches batches.
+func (s *eventSink) bound(buf []wireEvent) []wireEvent {
+	limit := retainingBatches * s.batch
+	if over := len(buf) - limit; over > 0 {
+		s.dropped.Add(int64(over))
+		buf = shift(buf, over)
+	}
+	return buf
+}
+
+// shift removes the first n events of buf, moving the rest to the front and clearing the slots left
+// behind so that they hold no strings.
+func shift(buf []wireEvent, n int) []wireEvent {
+	old := len(buf)
+	buf = append(buf[:0], buf[n:]...)
+	clear(buf[len(buf):old])
+	return buf
 }
