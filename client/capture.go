@@ -16,10 +16,8 @@ import (
 // may change its step (the post stage fills Output) or the values it points to once the call returns.
 // A full queue drops the new step and counts it, so a slow or absent server never slows a protected call.
 type stepSink struct {
-	ch       chan CapturedStep
-	flushReq chan chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
+	ch chan CapturedStep
+	sinkControl
 	dropped  atomic.Int64
 	sent     atomic.Int64
 	batch    int
@@ -32,15 +30,13 @@ type stepSink struct {
 
 func newStepSink(size, batch int, interval, timeout time.Duration, post func(context.Context, []CapturedStep) error, log *zap.Logger) *stepSink {
 	s := &stepSink{
-		ch:       make(chan CapturedStep, size),
-		flushReq: make(chan chan struct{}),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
-		batch:    batch,
-		interval: interval,
-		timeout:  timeout,
-		post:     post,
-		log:      log,
+		ch:          make(chan CapturedStep, size),
+		sinkControl: newSinkControl(),
+		batch:       batch,
+		interval:    interval,
+		timeout:     timeout,
+		post:        post,
+		log:         log,
 	}
 	go s.run()
 	return s
@@ -58,27 +54,6 @@ func (s *stepSink) add(agent string, step *guard.Step, stage guard.Stage, d guar
 	default:
 		s.dropped.Add(1)
 	}
-}
-
-func (s *stepSink) flush(ctx context.Context) {
-	ack := make(chan struct{})
-	select {
-	case s.flushReq <- ack:
-	case <-s.done:
-		return
-	case <-ctx.Done():
-		return
-	}
-	select {
-	case <-ack:
-	case <-s.done:
-	case <-ctx.Done():
-	}
-}
-
-func (s *stepSink) close() {
-	close(s.stop)
-	<-s.done
 }
 
 func (s *stepSink) run() {

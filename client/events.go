@@ -68,12 +68,10 @@ func (r *evalRecord) events() int {
 // when the events queued would exceed its size, the new evaluation's events are all dropped and counted,
 // so a slow or absent server never slows a protected call.
 type eventSink struct {
-	ch       chan evalRecord
-	queued   atomic.Int64 // events in ch
-	size     int64
-	flushReq chan chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
+	ch     chan evalRecord
+	queued atomic.Int64 // events in ch
+	size   int64
+	sinkControl
 	dropped  atomic.Int64
 	sent     atomic.Int64
 	batch    int
@@ -103,16 +101,14 @@ func newEventSink(size, batch int, interval, timeout time.Duration, post func(co
 	s := &eventSink{
 		// Every record stands for at least one event, so size records never fill the channel before
 		// size events fill the queue.
-		ch:       make(chan evalRecord, size),
-		size:     int64(size),
-		flushReq: make(chan chan struct{}),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
-		batch:    batch,
-		interval: interval,
-		timeout:  timeout,
-		post:     post,
-		log:      log,
+		ch:          make(chan evalRecord, size),
+		size:        int64(size),
+		sinkControl: newSinkControl(),
+		batch:       batch,
+		interval:    interval,
+		timeout:     timeout,
+		post:        post,
+		log:         log,
 	}
 	go s.run()
 	return s
@@ -138,29 +134,6 @@ func (s *eventSink) add(r evalRecord) {
 		s.queued.Add(-n)
 		s.dropped.Add(n)
 	}
-}
-
-// flush sends everything queued so far and returns when done (or when the sink has stopped).
-func (s *eventSink) flush(ctx context.Context) {
-	ack := make(chan struct{})
-	select {
-	case s.flushReq <- ack:
-	case <-s.done:
-		return
-	case <-ctx.Done():
-		return
-	}
-	select {
-	case <-ack:
-	case <-s.done:
-	case <-ctx.Done():
-	}
-}
-
-// close sends what is queued and stops the sender goroutine; it returns once the goroutine has exited.
-func (s *eventSink) close() {
-	close(s.stop)
-	<-s.done
 }
 
 func (s *eventSink) run() {
