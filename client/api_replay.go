@@ -76,9 +76,11 @@ type ReplaySample struct {
 	Stage     guard.Stage     `json:"stage"`
 	Timestamp time.Time       `json:"timestamp"`
 	Step      json.RawMessage `json:"step"`
-	Recorded  guard.Decision  `json:"recorded_decision"`
-	Current   ReplayOutcome   `json:"current"`
-	Draft     ReplayOutcome   `json:"draft"`
+	// StepTruncated says Step holds only the type and name: the step was larger than 64 KiB.
+	StepTruncated bool           `json:"step_truncated,omitempty"`
+	Recorded      guard.Decision `json:"recorded_decision"`
+	Current       ReplayOutcome  `json:"current"`
+	Draft         ReplayOutcome  `json:"draft"`
 }
 
 // ReplayControl counts, for one control, the replayed steps it matched before and after. ControlID is nil
