@@ -60,7 +60,7 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			zap.Int64("bytes", aw.bytes),
 			zap.String("request_id", w.Header().Get(problem.RequestIDHeader)),
 			zap.String("remote", r.RemoteAddr),
-			zap.String("role", s.auth.role(r.Header.Get(APIKeyHeader))),
+			zap.String("role", aw.roleOf(s.auth, r)),
 		)
 	})
 }
@@ -87,6 +87,32 @@ func methodName(m string) string {
 	return "OTHER"
 }
 
+// roleOf is the role the authentication middleware noted for this request, or, on a route it does not
+// guard (public routes), the role of the request's key worked out here: the key is digested once per
+// request either way.
+func (w *accessWriter) roleOf(a *authenticator, r *http.Request) string {
+	if w.role != "" {
+		return w.role
+	}
+	return a.role(r.Header.Get(APIKeyHeader))
+}
+
+// noteRole records on the request's access-log writer, if any, the role the authentication middleware
+// found, so that the access log need not digest the key again. It walks the writers wrapped around it.
+func noteRole(w http.ResponseWriter, role string) {
+	for w != nil {
+		if aw, ok := w.(*accessWriter); ok {
+			aw.role = role
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
+
 // role names the kind of key for the access log (roleNone when authentication is off: keys are then not
 // checked, so nothing is known about them). It compares digests like wrap does.
 func (a *authenticator) role(key string) string {
@@ -106,6 +132,7 @@ func (a *authenticator) role(key string) string {
 // accessWriter records the status and the number of body bytes written.
 type accessWriter struct {
 	http.ResponseWriter
+	role   string // noted by the authentication middleware (noteRole); "" on routes it does not guard
 	status int
 	bytes  int64
 }

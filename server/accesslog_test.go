@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -80,5 +82,26 @@ func TestAccessLogOff(t *testing.T) {
 	ts.do("GET", "/api/v1/agents", nil)
 	if e := logs.FilterLoggerName("agent_control.access").AllUntimed(); len(e) != 1 || e[0].ContextMap()["route"] != "/api/v1/agents" {
 		t.Fatalf("at info: %v, want only the /api/v1/agents line", e)
+	}
+}
+
+// TestAuthNotesTheRoleForTheAccessLog: the authentication middleware hands the role it found to the access
+// log's writer through the writers wrapped around it, so the access log does not digest the key again.
+func TestAuthNotesTheRoleForTheAccessLog(t *testing.T) {
+	a, err := newAuthenticator(true, []string{"reg"}, []string{"adm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ key, want string }{{"adm", roleAdmin}, {"reg", roleRegular}, {"nope", roleInvalid}, {"", roleNone}} {
+		aw := &accessWriter{ResponseWriter: httptest.NewRecorder()}
+		w := &statusWriter{ResponseWriter: aw} // the metrics middleware sits between them
+		r := httptest.NewRequest("GET", "/api/v1/agents", nil)
+		if tc.key != "" {
+			r.Header.Set(APIKeyHeader, tc.key)
+		}
+		a.wrap(levelRuntime, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(w, r)
+		if aw.role != tc.want {
+			t.Errorf("key %q: noted role %q, want %q", tc.key, aw.role, tc.want)
+		}
 	}
 }

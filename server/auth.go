@@ -82,12 +82,21 @@ func (a *authenticator) wrap(l level, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get(APIKeyHeader)
 		if key == "" {
+			noteRole(w, roleNone)
 			writeAuthErr(w, r, problem.CodeAuthMissingKey, "an API key is required in the X-API-Key header")
 			return
 		}
 		kb := digest(key)
 		isAdmin := match(kb, a.admin)
 		isRegular := match(kb, a.regular)
+		switch {
+		case isAdmin:
+			noteRole(w, roleAdmin)
+		case isRegular:
+			noteRole(w, roleRegular)
+		default:
+			noteRole(w, roleInvalid)
+		}
 		switch {
 		case isAdmin:
 		case isRegular && l == levelRuntime:
