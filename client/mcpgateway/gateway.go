@@ -61,12 +61,18 @@ type Gateway struct {
 	doneErr  error          // why it ended (set before done is closed)
 	stop     chan struct{}  // closed by Close: ends the sync worker
 	closing  sync.Once
+
+	// handlers is the context every request the gateway serves runs under (joined with the request's
+	// own); cancelHandlers ends them all, so that a session can close (see Run).
+	handlers       context.Context
+	cancelHandlers context.CancelFunc
 }
 
 // Connect connects to the upstream MCP server over t (mcp.CommandTransport starts the server's process),
 // and lists its tools. ctx bounds the connection and the first listing only.
 func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, error) {
 	g := &Gateway{opts: opts, log: opts.Logger, sync: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{})}
+	g.handlers, g.cancelHandlers = context.WithCancel(context.Background())
 	if g.log == nil {
 		g.log = zap.NewNop()
 	}
@@ -88,11 +94,13 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 	})
 	up, err := c.Connect(ctx, t, nil)
 	if err != nil {
+		g.cancelHandlers()
 		return nil, fmt.Errorf("mcp gateway: connect to the upstream MCP server: %w", err)
 	}
 	g.up = up
 	tools, err := g.listTools(ctx)
 	if err != nil {
+		g.cancelHandlers()
 		_ = up.Close()
 		return nil, fmt.Errorf("mcp gateway: list the upstream's tools: %w", err)
 	}
@@ -149,6 +157,7 @@ func (g *Gateway) Drain(ctx context.Context) {
 func (g *Gateway) Close() error {
 	var err error
 	g.closing.Do(func() {
+		g.cancelHandlers()
 		close(g.stop)
 		err = g.up.Close()
 		<-g.done

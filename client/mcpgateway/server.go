@@ -57,6 +57,8 @@ func (g *Gateway) Server(gd Guard) *mcp.Server {
 // their parameters as the client sent them, and returns the upstream's answers as they are.
 func (g *Gateway) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx, release := g.handlerContext(ctx)
+		defer release()
 		var res mcp.Result
 		var err error
 		switch r := req.(type) {

@@ -132,7 +132,7 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 	defer stop()
 	served := make(chan error, 1)
 	if f.listen == "" {
-		go func() { served <- srv.Run(runCtx, stdioTransport(env)) }()
+		go func() { served <- g.Run(runCtx, stdioTransport(env)) }()
 	} else {
 		if err := serveMCPHTTP(runCtx, f.listen, srv, env.stdout, served); err != nil {
 			return err

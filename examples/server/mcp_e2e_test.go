@@ -98,6 +98,24 @@ func startGatewayEnv(t *testing.T, env []string, args ...string) *gatewayProc {
 	return g
 }
 
+// waitClosed waits until the gateway closes its side of the MCP channel. Past limit it fails the test with
+// the gateway's goroutines (SIGQUIT makes a Go program print them on stderr), so that a hang says where.
+func (g *gatewayProc) waitClosed(limit time.Duration) {
+	g.t.Helper()
+	waited := make(chan struct{})
+	go func() {
+		_ = g.cs.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+	case <-time.After(limit):
+		_ = g.cmd.Process.Signal(syscall.SIGQUIT)
+		_ = g.cs.Wait() // the process exits on SIGQUIT
+		g.t.Fatalf("the gateway did not close its side within %s; its stderr:\n%s", limit, g.stderr)
+	}
+}
+
 // close closes the client's side (stdin of the gateway) and returns how the gateway exited.
 func (g *gatewayProc) close() error {
 	if !g.closed {
@@ -485,9 +503,7 @@ func TestMCPGatewayBadUpstreams(t *testing.T) {
 				t.Fatalf("%s: %v, want an MCP error saying the upstream is gone\n%s", tool, err, g.stderr)
 			}
 			// The gateway exits by itself, with status 1 and a clear message.
-			if err := g.cs.Wait(); err != nil && ctx.Err() != nil {
-				t.Fatal(err)
-			}
+			g.waitClosed(30 * time.Second)
 			err = g.close()
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 				t.Fatalf("gateway exit = %v, want status 1\n%s", err, g.stderr)
@@ -516,7 +532,7 @@ func TestMCPGatewayBadUpstreams(t *testing.T) {
 		if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
-		_ = g.cs.Wait() // the gateway closes its side
+		g.waitClosed(30 * time.Second) // the gateway closes its side
 		if err := g.close(); err != nil {
 			t.Fatalf("gateway exit after SIGTERM: %v\n%s", err, g.stderr)
 		}
