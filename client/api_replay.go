@@ -60,60 +60,16 @@ type ReplayRequest struct {
 }
 
 // ReplayOutcome is one side (current or draft) of a changed step.
-type ReplayOutcome struct {
-	Decision        guard.Decision         `json:"decision"`
-	Reason          string                 `json:"reason,omitempty"`
-	SteeringContext *guard.SteeringContext `json:"steering_context,omitempty"`
-	Matched         []string               `json:"matched_controls"`
-	Errors          []string               `json:"error_controls"`
-}
+type ReplayOutcome = guard.ReplayOutcome
 
 // ReplaySample is a step whose decision changes under the draft.
-type ReplaySample struct {
-	Kind      string          `json:"kind"`
-	StepID    int64           `json:"step_id"`
-	AgentName string          `json:"agent_name"`
-	Stage     guard.Stage     `json:"stage"`
-	Timestamp time.Time       `json:"timestamp"`
-	Step      json.RawMessage `json:"step"`
-	// StepTruncated says Step holds only the type and name: the step was larger than 64 KiB.
-	StepTruncated bool           `json:"step_truncated,omitempty"`
-	Recorded      guard.Decision `json:"recorded_decision"`
-	Current       ReplayOutcome  `json:"current"`
-	Draft         ReplayOutcome  `json:"draft"`
-}
+type ReplaySample = guard.ReplaySample
 
-// ReplayControl counts, for one control, the replayed steps it matched before and after. ControlID is nil
-// for a control only the draft has.
-type ReplayControl struct {
-	ControlID       *int64 `json:"control_id"`
-	ControlName     string `json:"control_name"`
-	InDraft         bool   `json:"in_draft"`
-	MatchedCurrent  int    `json:"matched_current"`
-	MatchedDraft    int    `json:"matched_draft"`
-	NewlyMatched    int    `json:"newly_matched"`
-	NoLongerMatched int    `json:"no_longer_matched"`
-	ErrorsCurrent   int    `json:"errors_current"`
-	ErrorsDraft     int    `json:"errors_draft"`
-}
+// ReplayControl counts, for one control, the replayed steps it matched before and after.
+type ReplayControl = guard.ReplayControl
 
-// ReplayResult is what a replay found: Changes counts the changed steps by kind ("allow_to_deny",
-// "deny_to_allow", ..., "steer_changed").
-type ReplayResult struct {
-	AgentName     *string         `json:"agent_name"`
-	StartTime     time.Time       `json:"start_time"`
-	EndTime       time.Time       `json:"end_time"`
-	Limit         int             `json:"limit"`
-	StepsReplayed int             `json:"steps_replayed"`
-	StepsChanged  int             `json:"steps_changed"`
-	Truncated     bool            `json:"truncated"`
-	StepsSkipped  int             `json:"steps_skipped"`
-	Message       string          `json:"message,omitempty"`
-	Changes       map[string]int  `json:"changes"`
-	Controls      []ReplayControl `json:"controls"`
-	Samples       []ReplaySample  `json:"samples"`
-	DurationMS    float64         `json:"duration_ms"`
-}
+// ReplayResult is what a replay found.
+type ReplayResult = guard.ReplayResult
 
 // ReplayJob is a replay's state: Status "running", "done" (Result set) or "failed" (Error set).
 type ReplayJob struct {

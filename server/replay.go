@@ -274,7 +274,7 @@ func (d *resolvedDraft) controls(current []guard.AgentControl) []guard.AgentCont
 
 // runReplay loads the captured steps the plan selects, builds the engines of each agent they belong
 // to, and replays them; progress counts replayed steps.
-func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob) (*replayResult, error) {
+func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob) (*guard.ReplayResult, error) {
 	started := time.Now()
 	cs, ok := s.store.(guard.CaptureStore)
 	if !ok {
@@ -285,8 +285,8 @@ func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob
 	if err != nil {
 		return nil, err
 	}
-	res := &replayResult{StartTime: plan.start.UTC(), EndTime: plan.end.UTC(), Limit: plan.limit,
-		Changes: map[string]int{}, Controls: []replayControlStats{}, Samples: []replaySample{}}
+	res := &guard.ReplayResult{StartTime: plan.start.UTC(), EndTime: plan.end.UTC(), Limit: plan.limit,
+		Changes: map[string]int{}, Controls: []guard.ReplayControl{}, Samples: []guard.ReplaySample{}}
 	if plan.agent != "" {
 		a := plan.agent
 		res.AgentName = &a
@@ -327,7 +327,9 @@ func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob
 	}
 	sortControls(res.Controls)
 	for _, kind := range sortedKeys(t.samples) {
-		res.Samples = append(res.Samples, t.samples[kind]...)
+		for _, sm := range t.samples[kind] {
+			res.Samples = append(res.Samples, sm.ReplaySample)
+		}
 	}
 	if len(steps) == 0 {
 		res.Message = "no captured steps in this range: is step capture on for this agent (GUARD_CAPTURE_AGENTS)?"

@@ -25,59 +25,11 @@ const (
 	changeSteer = "steer_changed" // both steer, with a different steering context or reason
 )
 
-// replayOutcome is one side of a changed step in a sample.
-type replayOutcome struct {
-	Decision        guard.Decision         `json:"decision"`
-	Reason          string                 `json:"reason,omitempty"`
-	SteeringContext *guard.SteeringContext `json:"steering_context,omitempty"`
-	Matched         []string               `json:"matched_controls"`
-	Errors          []string               `json:"error_controls"`
-}
-
-// replaySample is a step whose decision changes, with both outcomes.
-type replaySample struct {
-	Kind      string          `json:"kind"`
-	StepID    int64           `json:"step_id"`
-	AgentName string          `json:"agent_name"`
-	Stage     guard.Stage     `json:"stage"`
-	Timestamp time.Time       `json:"timestamp"`
-	Step      json.RawMessage `json:"step"`
-	// StepTruncated says Step holds only the type and name: the step was larger than 64 KiB.
-	StepTruncated bool           `json:"step_truncated,omitempty"`
-	Recorded      guard.Decision `json:"recorded_decision"`
-	Current       replayOutcome  `json:"current"`
-	Draft         replayOutcome  `json:"draft"`
-	order         int
-}
-
-// replayControlStats counts, for one control, on how many replayed steps it matched before and after.
-type replayControlStats struct {
-	ControlID       *int64 `json:"control_id"` // null for a control only the draft has
-	ControlName     string `json:"control_name"`
-	InDraft         bool   `json:"in_draft"`
-	MatchedCurrent  int    `json:"matched_current"`
-	MatchedDraft    int    `json:"matched_draft"`
-	NewlyMatched    int    `json:"newly_matched"`
-	NoLongerMatched int    `json:"no_longer_matched"`
-	ErrorsCurrent   int    `json:"errors_current"`
-	ErrorsDraft     int    `json:"errors_draft"`
-}
-
-// ReplayResult is the answer of a replay: what changes between the current controls and the draft.
-type replayResult struct {
-	AgentName     *string              `json:"agent_name"`
-	StartTime     time.Time            `json:"start_time"`
-	EndTime       time.Time            `json:"end_time"`
-	Limit         int                  `json:"limit"`
-	StepsReplayed int                  `json:"steps_replayed"`
-	StepsChanged  int                  `json:"steps_changed"`
-	Truncated     bool                 `json:"truncated"`
-	StepsSkipped  int                  `json:"steps_skipped"`
-	Message       string               `json:"message,omitempty"`
-	Changes       map[string]int       `json:"changes"`
-	Controls      []replayControlStats `json:"controls"`
-	Samples       []replaySample       `json:"samples"`
-	DurationMS    float64              `json:"duration_ms"`
+// orderedSample is a sample with the index of its step in the replayed range: the workers' samples are
+// put back in that order.
+type orderedSample struct {
+	guard.ReplaySample
+	order int
 }
 
 // replayEngines are the two engines of one agent, and the names of their controls.
@@ -99,22 +51,22 @@ type controlKey struct {
 type tally struct {
 	replayed, changed int
 	changes           map[string]int
-	controls          map[controlKey]*replayControlStats
-	samples           map[string][]replaySample
+	controls          map[controlKey]*guard.ReplayControl
+	samples           map[string][]orderedSample
 }
 
 func newTally() *tally {
-	return &tally{changes: map[string]int{}, controls: map[controlKey]*replayControlStats{}, samples: map[string][]replaySample{}}
+	return &tally{changes: map[string]int{}, controls: map[controlKey]*guard.ReplayControl{}, samples: map[string][]orderedSample{}}
 }
 
-func (t *tally) control(cr *guard.ControlResult) *replayControlStats {
+func (t *tally) control(cr *guard.ControlResult) *guard.ReplayControl {
 	k := controlKey{id: cr.ControlID}
 	if cr.ControlID <= 0 {
 		k = controlKey{name: cr.ControlName}
 	}
 	c := t.controls[k]
 	if c == nil {
-		c = &replayControlStats{ControlName: cr.ControlName}
+		c = &guard.ReplayControl{ControlName: cr.ControlName}
 		if cr.ControlID > 0 {
 			id := cr.ControlID
 			c.ControlID = &id
@@ -255,8 +207,8 @@ func (rr *replayRun) one(ctx context.Context, t *tally, i int) bool {
 		cur := evalOne(ctx, eng.current, &step, cs.Stage)
 		dr := evalOne(ctx, eng.draft, &step, cs.Stage)
 		if cur != nil && dr != nil {
-			sm := replaySample{Kind: kind, StepID: cs.ID, AgentName: cs.AgentName, Stage: cs.Stage, Timestamp: cs.Time,
-				Step: cs.Step, Recorded: cs.Decision, Current: outcome(cur), Draft: outcome(dr), order: i}
+			sm := orderedSample{ReplaySample: guard.ReplaySample{Kind: kind, StepID: cs.ID, AgentName: cs.AgentName, Stage: cs.Stage,
+				Timestamp: cs.Time, Step: cs.Step, Recorded: cs.Decision, Current: outcome(cur), Draft: outcome(dr)}, order: i}
 			if len(sm.Step) > maxSampleStepBytes {
 				sm.Step, _ = json.Marshal(guard.Step{Type: step.Type, Name: step.Name})
 				sm.StepTruncated = true
@@ -352,8 +304,8 @@ func changeKind(cur, dr replayDecision) string {
 	return ""
 }
 
-func outcome(r *guard.Result) replayOutcome {
-	o := replayOutcome{Decision: r.Decision, Reason: r.Reason, SteeringContext: r.SteeringContext,
+func outcome(r *guard.Result) guard.ReplayOutcome {
+	o := guard.ReplayOutcome{Decision: r.Decision, Reason: r.Reason, SteeringContext: r.SteeringContext,
 		Matched: make([]string, 0, len(r.Matches)), Errors: make([]string, 0, len(r.Errors))}
 	for i := range r.Matches {
 		o.Matched = append(o.Matched, r.Matches[i].ControlName)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/server/problem"
 )
 
@@ -53,7 +54,7 @@ type replayJob struct {
 	done      chan struct{}
 	// set before done is closed
 	ended  time.Time
-	result *replayResult
+	result *guard.ReplayResult
 	err    error
 }
 
@@ -69,11 +70,11 @@ type replayJobs struct {
 
 // replayJobView is the wire form of a job.
 type replayJobView struct {
-	JobID    string         `json:"job_id"`
-	Status   string         `json:"status"`
-	Progress replayProgress `json:"progress"`
-	Result   *replayResult  `json:"result,omitempty"`
-	Error    *problemDetail `json:"error,omitempty"`
+	JobID    string              `json:"job_id"`
+	Status   string              `json:"status"`
+	Progress replayProgress      `json:"progress"`
+	Result   *guard.ReplayResult `json:"result,omitempty"`
+	Error    *problemDetail      `json:"error,omitempty"`
 }
 
 type replayProgress struct {
@@ -90,7 +91,7 @@ type problemDetail struct {
 func (s *Server) replays() *replayJobs { return s.jobs }
 
 // start runs plan on a new job, or refuses with 429 when maxReplayJobs are running.
-func (js *replayJobs) start(plan *replayPlan, run func(context.Context, *replayPlan, *replayJob) (*replayResult, error)) (*replayJob, error) {
+func (js *replayJobs) start(plan *replayPlan, run func(context.Context, *replayPlan, *replayJob) (*guard.ReplayResult, error)) (*replayJob, error) {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	job := &replayJob{id: hex.EncodeToString(b[:]), created: time.Now(), done: make(chan struct{})}
@@ -154,7 +155,7 @@ func (j *replayJob) view() replayJobView {
 	return v
 }
 
-func sortControls(cs []replayControlStats) {
+func sortControls(cs []guard.ReplayControl) {
 	sort.Slice(cs, func(i, j int) bool {
 		a, b := cs[i], cs[j]
 		if (a.ControlID == nil) != (b.ControlID == nil) {
