@@ -2,6 +2,8 @@ package templates_test
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 
 	guard "github.com/guardrail-control/guard"
@@ -64,5 +66,32 @@ func TestShippedLibrary(t *testing.T) {
 				t.Errorf("the server would refuse the rendered control: %v", err)
 			}
 		})
+	}
+}
+
+// TestDocsListEveryTemplate: docs/templates.md has a section for every shipped template naming each of its
+// parameters, so the documentation cannot fall behind the library.
+func TestDocsListEveryTemplate(t *testing.T) {
+	raw, err := os.ReadFile("../docs/templates.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	for _, tpl := range templates.Shipped().List() {
+		head := "### `" + tpl.Name + "`: " + tpl.Title
+		i := strings.Index(doc, head)
+		if i < 0 {
+			t.Errorf("docs/templates.md lacks %q", head)
+			continue
+		}
+		section := doc[i+len(head):]
+		if j := strings.Index(section, "\n### "); j >= 0 {
+			section = section[:j]
+		}
+		for _, p := range tpl.Parameters {
+			if !strings.Contains(section, "| `"+p.Name+"` | "+string(p.Type)) {
+				t.Errorf("docs/templates.md, %s: parameter %s (%s) is not listed", tpl.Name, p.Name, p.Type)
+			}
+		}
 	}
 }
