@@ -99,6 +99,14 @@ func TestRenderIsTyped(t *testing.T) {
 	if len(r.Data.Tests) != 3 || len(r.OmittedTests) != 0 {
 		t.Errorf("tests %d, omitted %v", len(r.Data.Tests), r.OmittedTests)
 	}
+	// A value that looks like a placeholder is not substituted again.
+	r, err = tpl.Render(context.Background(), map[string]any{"pattern": `secret\d+`, "label": "{{pattern}}", "field": "{{label}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Data.Description != "label {{pattern}} limit 10" || r.Data.Action.Metadata["{{label}}"] == nil {
+		t.Errorf("a value was substituted again: %q %v", r.Data.Description, r.Data.Action.Metadata)
+	}
 }
 
 // TestRenderProblems: each bad parameter is named, with the control language's codes; values are never
