@@ -141,6 +141,12 @@ func Parse(raw []byte) (*Template, error) {
 		}
 	}
 	t.evaluators = evaluatorNames(t.tree)
+	for _, e := range t.evaluators {
+		if placeholder.MatchString(e) {
+			// The evaluators decide where a template can render (Set.Available): they must be fixed.
+			return nil, fmt.Errorf("an evaluator name cannot be a parameter")
+		}
+	}
 	return t, nil
 }
 

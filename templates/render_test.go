@@ -194,6 +194,7 @@ func TestParseRejectsBrokenTemplates(t *testing.T) {
 		{"unknown key", base + "titel: x\ndata: {description: x}\n", "unknown field"},
 		{"duplicate key", base + "title: again\ndata: {description: x}\n", "already set"},
 		{"no data", base, "data is required"},
+		{"evaluator as a parameter", base + "parameters: [{name: e, type: string, default: regex, description: d}]\ndata: {condition: {selector: {path: input}, evaluator: {name: '{{e}}'}}}\n", "evaluator name"},
 		{"bad name", "name: 'a b'\ntitle: T\ndescription: D\ncategory: c\ndata: {}\n", "name:"},
 	}
 	for _, c := range cases {
