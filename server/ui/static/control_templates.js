@@ -50,9 +50,10 @@ function paramInput(p) {
   return { el: f, read };
 }
 
-// templatePicker returns the "Start from a template" section. onRendered({ name, data, omitted, title }) is
-// called with the rendered control data once the server accepted the parameters.
-export function templatePicker(onRendered) {
+// templatePicker returns the "Start from a template" section, once the list of templates is loaded (so the
+// page is complete when the router marks it rendered). onRendered({ name, data, omitted, title }) is called
+// with the rendered control data once the server accepted the parameters.
+export async function templatePicker(onRendered) {
   const out = h('div', { id: 'tpl-form' });
   const status = h('div', { id: 'tpl-status', 'aria-live': 'polite' });
   const select = h('select', { id: 'tpl-select' }, h('option', { value: '' }, 'Choose a template…'));
@@ -62,15 +63,18 @@ export function templatePicker(onRendered) {
     field('Template', select, null, 'template'), out, status);
   let templates = [];
 
-  api.get('/control-templates').then((res) => {
-    templates = res.templates || [];
+  try {
+    templates = (await api.get('/control-templates')).templates || [];
     const byCategory = {};
     for (const t of templates) (byCategory[t.category] = byCategory[t.category] || []).push(t);
     for (const [cat, ts] of Object.entries(byCategory)) {
       select.append(h('optgroup', { label: cat }, ts.map(t => h('option', { value: t.name }, t.title))));
     }
     section.dataset.loaded = 'true';
-  }).catch((e) => status.replaceChildren(errorBox(e)));
+  } catch (e) {
+    if (e.status === 401) throw e; // the login form is shown
+    status.replaceChildren(errorBox(e));
+  }
 
   select.addEventListener('change', () => {
     clear(out); status.replaceChildren();

@@ -292,7 +292,7 @@ export async function controlEditView(el, controlId, prefill) {
         prefill.omitted.length ? h('ul', {}, prefill.omitted.map(o => h('li', {}, `Its test "${o.name}" was left out: ${o.message}.`))) : null,
         ' ', h('a', { href: '#/controls/new', id: 'other-template', onclick: (e) => { e.preventDefault(); clear(el); controlEditView(el, null); } }, 'Start again')));
     } else {
-      el.append(templatePicker((r) => { clear(el); controlEditView(el, null, r).then(() => el.querySelector('#ctl-name').focus()); }));
+      el.append(await templatePicker((r) => { clear(el); controlEditView(el, null, r).then(() => el.querySelector('#ctl-name').focus()); }));
     }
   }
   if (control) {
