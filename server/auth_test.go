@@ -32,7 +32,7 @@ func TestAuthTable(t *testing.T) {
 		name, key string
 	}{{"none", ""}, {"bad", "nope"}, {"regular", "reg-2"}, {"admin", "adm-1"}}
 	for _, rt := range ts.srv.routes() {
-		path := strings.NewReplacer("{agent_name}", "a1", "{control_id}", "1", "{version}", "1", "{$}", "").Replace(rt.path)
+		path := strings.NewReplacer("{agent_name}", "a1", "{control_id}", "1", "{version}", "1", "{template_name}", "us-ssn", "{$}", "").Replace(rt.path)
 		for _, k := range keys {
 			var hdr []string
 			if k.key != "" {
@@ -96,6 +96,9 @@ func TestAuthLevels(t *testing.T) {
 		"POST /api/v1/steps/captured":                                   levelRuntime,
 		"POST /api/v1/controls/replay":                                  levelAdmin,
 		"GET /api/v1/controls/replay/jobs/{job_id}":                     levelAdmin,
+		"GET /api/v1/control-templates":                                 levelRuntime,
+		"GET /api/v1/control-templates/{template_name}":                 levelRuntime,
+		"POST /api/v1/control-templates/{template_name}/render":         levelAdmin,
 	}
 	// A replay job's result holds captured step content (samples): it is read with the admin key that
 	// started it, the one GET under /api/v1 that is not at the runtime level.

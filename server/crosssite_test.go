@@ -26,6 +26,7 @@ func crossSitePayloads(c1 int64) map[string]string {
 		"POST /api/v1/controls/validate":                                `{"data":{"condition":{"selector":{"path":"input"},"evaluator":{"name":"regex","config":{"pattern":"x"}}},"action":{"decision":"allow"}}}`,
 		"POST /api/v1/controls/test":                                    `{"data":{"condition":{"selector":{"path":"input"},"evaluator":{"name":"regex","config":{"pattern":"x"}}},"action":{"decision":"allow"}}}`,
 		"POST /api/v1/controls/try":                                     `{"data":{"condition":{"selector":{"path":"input"},"evaluator":{"name":"regex","config":{"pattern":"x"}}},"action":{"decision":"deny"}},"stage":"pre","step":{"type":"llm","name":"chat","input":"x"}}`,
+		"POST /api/v1/control-templates/{template_name}/render":         `{"parameters":{"decision":"warn"}}`,
 		"PATCH /api/v1/controls/{control_id}":                           `{"enabled":false}`,
 		"DELETE /api/v1/controls/{control_id}":                          ``,
 		"PUT /api/v1/controls/{control_id}/data":                        `{"data":{"condition":{"selector":{"path":"input"},"evaluator":{"name":"regex","config":{"pattern":"pwned"}}},"action":{"decision":"allow"}}}`,
@@ -47,7 +48,7 @@ func crossSiteTarget(rt route, c1, c2 int64) string {
 	if rt.method == "POST" && strings.HasSuffix(rt.path, "/controls/{control_id}") {
 		id = c2 // linking c1 again would change nothing
 	}
-	p := strings.NewReplacer("{agent_name}", "a1", "{control_id}", fmt.Sprint(id), "{version}", "1").Replace(rt.path)
+	p := strings.NewReplacer("{agent_name}", "a1", "{control_id}", fmt.Sprint(id), "{version}", "1", "{template_name}", "us-ssn").Replace(rt.path)
 	if rt.method == "DELETE" && rt.path == apiPrefix+"/controls/{control_id}" {
 		p += "?force=true"
 	}

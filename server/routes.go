@@ -55,6 +55,12 @@ func (s *Server) routes() []route {
 		f("GET", apiPrefix+"/controls/{control_id}/versions/{version}", levelRuntime, s.getVersion),
 		f("POST", apiPrefix+"/controls/{control_id}/versions/{version}/restore", levelAdmin, s.restoreVersion),
 
+		// Control templates (templates.go): read like the evaluators; a render writes nothing but is a
+		// control-authoring tool like POST /controls/validate, so it takes the admin key.
+		f("GET", apiPrefix+"/control-templates", levelRuntime, s.listTemplates),
+		f("GET", apiPrefix+"/control-templates/{template_name}", levelRuntime, s.getTemplate),
+		f("POST", apiPrefix+"/control-templates/{template_name}/render", levelAdmin, s.renderTemplate),
+
 		f("POST", apiPrefix+"/evaluation", levelRuntime, s.evaluate),
 
 		// Step capture and replay (issue 14; capture.go, replay.go).

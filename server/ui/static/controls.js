@@ -7,6 +7,7 @@ import { replayPanel } from './replay.js';
 import { testsPanel, shadowPanel } from './controltests.js';
 import { conditionEditor } from './condition_editor.js';
 import { tryPanel } from './try_panel.js';
+import { templatePicker } from './control_templates.js';
 
 export async function controlsView(el) {
   const state = { cursors: [''], page: 0 };
@@ -88,8 +89,10 @@ function fieldFor(path) {
 // flash is a message for the next editor shown (after a create, the page changes route).
 let flash = null;
 
-export async function controlEditView(el, controlId) {
-  let control = null, data = null;
+// controlEditView shows the editor of control controlId, or of a new control when controlId is null;
+// prefill ({ name, data, title, omitted }) starts a new control from a rendered template.
+export async function controlEditView(el, controlId, prefill) {
+  let control = null, data = prefill ? prefill.data : null;
   if (controlId !== null) {
     try {
       control = await api.get('/controls/' + controlId);
@@ -108,7 +111,7 @@ export async function controlEditView(el, controlId) {
   const steer = act.steering_context || {};
   const ro = session.readOnly;
   const i = {
-    name: h('input', { type: 'text', id: 'ctl-name', value: control ? control.name : '', required: true, disabled: ro, autocomplete: 'off', spellcheck: 'false' }),
+    name: h('input', { type: 'text', id: 'ctl-name', value: control ? control.name : (prefill ? prefill.name : ''), required: true, disabled: ro, autocomplete: 'off', spellcheck: 'false' }),
     description: h('textarea', { id: 'ctl-description', disabled: ro, rows: 2 }, d.description || ''),
     enabled: h('input', { type: 'checkbox', id: 'ctl-enabled', checked: d.enabled !== false, disabled: ro }),
     execution: h('select', { id: 'ctl-execution', disabled: ro }, ['server', 'sdk'].map(x => h('option', { value: x, selected: (d.execution || 'server') === x }, x))),
@@ -283,6 +286,15 @@ export async function controlEditView(el, controlId) {
   const meta = h('span', { class: 'grow muted', id: 'control-meta' }, control ? metaText(control) : '');
   el.append(heading);
   if (flash) { el.append(h('div', { class: 'ok-box', id: 'created', role: 'status' }, flash)); flash = null; }
+  if (control === null && !ro) {
+    if (prefill) {
+      el.append(h('div', { class: 'notice', id: 'from-template', role: 'status' }, `Filled from the template ${prefill.title}. Review it, then create the control.`,
+        prefill.omitted.length ? h('ul', {}, prefill.omitted.map(o => h('li', {}, `Its test "${o.name}" was left out: ${o.message}.`))) : null,
+        ' ', h('a', { href: '#/controls/new', id: 'other-template', onclick: (e) => { e.preventDefault(); clear(el); controlEditView(el, null); } }, 'Start again')));
+    } else {
+      el.append(await templatePicker((r) => { clear(el); controlEditView(el, null, r).then(() => el.querySelector('#ctl-name').focus()); }));
+    }
+  }
   if (control) {
     el.append(h('div', { class: 'toolbar' }, meta,
       h('a', { class: 'button', href: `#/controls/${control.control_id}/activity`, id: 'activity-link' }, 'Activity'),
