@@ -1,6 +1,6 @@
 package pii
 
-// This file keeps the scanner as it was before the single-pass rewrite (commit ac440d1), as the oracle of
+// This file keeps the scanner as it was before the faster scan (commit ac440d1), as the oracle of
 // TestScanMatchesReference and FuzzScanMatchesReference: the rewrite must find exactly what it found.
 
 import (
