@@ -268,25 +268,18 @@ func (e *Evaluator) checkStatement(f *facts, ctxObj map[string]any, vs []violati
 
 func (e *Evaluator) checkLimit(f *facts, vs []violation) []violation {
 	s := e.s
-	if !f.hasLimit || f.limit.Rowcount == nil {
+	l := f.limit
+	if !l.hasRowcount {
 		if s.requireLimit {
 			vs = append(vs, violation{"missing_limit", "SELECT"})
 		}
 		return vs
 	}
-	n, ok := limitValue(f.limit.Rowcount)
-	if s.maxLimit > 0 && (!ok || n > s.maxLimit) {
+	if s.maxLimit > 0 && (!l.rowcountOK || l.rowcount > s.maxLimit) {
 		vs = append(vs, violation{"max_limit", "LIMIT above the maximum"})
 	}
-	if s.maxWindow > 0 {
-		off := int64(0)
-		okOff := true
-		if f.limit.Offset != nil {
-			off, okOff = limitValue(f.limit.Offset)
-		}
-		if !ok || !okOff || n+off > s.maxWindow {
-			vs = append(vs, violation{"max_result_window", "LIMIT + OFFSET above the maximum"})
-		}
+	if s.maxWindow > 0 && (!l.rowcountOK || !l.offsetOK || l.rowcount+l.offset > s.maxWindow) {
+		vs = append(vs, violation{"max_result_window", "LIMIT + OFFSET above the maximum"})
 	}
 	return vs
 }
@@ -294,26 +287,11 @@ func (e *Evaluator) checkLimit(f *facts, vs []violation) []violation {
 // checkColumns applies required_columns to the statement's select list, WHERE clauses or whole text.
 func (e *Evaluator) checkColumns(f *facts, vs []violation) []violation {
 	s := e.s
-	var cols []*sqlparser.ColName
-	switch s.columnContext {
-	case "select":
-		for _, sel := range f.selects {
-			cols = append(cols, columns(sel.SelectExprs, s.columnTopLevel)...)
-		}
-	case "where":
-		for _, w := range f.where {
-			if w != nil {
-				cols = append(cols, columns(w, s.columnTopLevel)...)
-			}
-		}
-	default:
-		cols = columns(f.stmt, s.columnTopLevel)
-	}
 	present := map[string]bool{}
-	for _, c := range cols {
-		present[s.fold(c.Name.String())] = true
-		if q := c.Qualifier.Name.String(); q != "" {
-			present[s.fold(q+"."+c.Name.String())] = true
+	for _, c := range f.columns(s.columnContext, s.columnTopLevel) {
+		present[s.fold(c.name)] = true
+		if c.qualifier != "" {
+			present[s.fold(c.qualifier+"."+c.name)] = true
 		}
 	}
 	found := 0
@@ -340,9 +318,9 @@ func (e *Evaluator) checkValues(f *facts, ctxObj map[string]any, vs []violation)
 		cols = append(cols, c)
 	}
 	sort.Strings(cols)
-	wheres := f.where
+	wheres := f.equalities()
 	if len(wheres) == 0 {
-		wheres = []sqlparser.Expr{nil} // an UPDATE or DELETE without WHERE filters nothing
+		wheres = [][]equality{nil} // an UPDATE or DELETE without WHERE filters nothing
 	}
 	for _, col := range cols {
 		want, ok := contextValue(ctxObj, s.requiredValues[col])
@@ -373,38 +351,27 @@ func contextValue(ctxObj map[string]any, key string) (string, bool) {
 	return "", false
 }
 
-// hasEquality reports whether where has a top-level conjunct col = want (either side), col being
+// hasEquality reports whether a WHERE clause's equalities hold col = want (either side), col being
 // "name" (any qualifier) or "table.name".
-func (e *Evaluator) hasEquality(where sqlparser.Expr, col, want string) bool {
-	if where == nil {
-		return false
-	}
-	for _, c := range conjuncts(where, nil) {
-		cmp, ok := c.(*sqlparser.ComparisonExpr)
-		if !ok || cmp.Operator != sqlparser.EqualOp {
+func (e *Evaluator) hasEquality(eqs []equality, col, want string) bool {
+	for _, eq := range eqs {
+		if !e.colMatches(eq.col, col) {
 			continue
 		}
-		for _, pair := range [2][2]sqlparser.Expr{{cmp.Left, cmp.Right}, {cmp.Right, cmp.Left}} {
-			cn, isCol := pair[0].(*sqlparser.ColName)
-			val, isLit := literalText(pair[1])
-			if !isCol || !isLit || !e.colMatches(cn, col) {
-				continue
-			}
-			if val == want || (isNumber(val) && isNumber(want) && trimNumber(val) == trimNumber(want)) {
-				return true
-			}
+		if eq.val == want || (isNumber(eq.val) && isNumber(want) && trimNumber(eq.val) == trimNumber(want)) {
+			return true
 		}
 	}
 	return false
 }
 
-func (e *Evaluator) colMatches(cn *sqlparser.ColName, ref string) bool {
-	name := e.s.fold(cn.Name.String())
+func (e *Evaluator) colMatches(c colRef, ref string) bool {
+	name := e.s.fold(c.name)
 	table, column, qualified := strings.Cut(ref, ".")
 	if !qualified {
 		return name == ref
 	}
-	return name == column && e.s.fold(cn.Qualifier.Name.String()) == table
+	return name == column && e.s.fold(c.qualifier) == table
 }
 
 func isNumber(s string) bool {
