@@ -1,7 +1,6 @@
-// Package sqlguard provides the "sql" evaluator: it parses the selected SQL with Vitess' MySQL parser
-// (vitess.io/vitess/go/vt/sqlparser, pure Go) and matches when the query breaks a rule: statement kinds
-// (allow or block lists, DDL, DCL), several statements, tables and schemas (allow or block lists),
-// required columns, a tenant filter whose value comes from the step's context
+// Package sqlguard provides the "sql" evaluator: it parses the selected SQL and matches when the query
+// breaks a rule: statement kinds (allow or block lists, DDL, DCL), several statements, tables and schemas
+// (allow or block lists), required columns, a tenant filter whose value comes from the step's context
 // (required_column_values), UPDATE/DELETE without WHERE, a missing or too large LIMIT, and too many
 // joins, unions or nested subqueries. Config field names follow the reference implementation's sql
 // evaluator so that its configs carry over.
@@ -10,10 +9,10 @@
 //
 //	import _ "github.com/guardrail-control/guard/evaluator/sqlguard"
 //
-// Only the MySQL dialect is parsed: Vitess is the one well-kept pure-Go SQL parser on the module proxy;
-// the PostgreSQL parsers either need cgo (pg_query_go) or are no longer maintained. Standard SQL that
-// both dialects share parses; PostgreSQL-only syntax ("::" casts, double-quoted identifiers,
-// RETURNING, dollar quoting) does not, and on_parse_error says what that means.
+// Two dialects: "mysql" (the default) with Vitess' MySQL parser (vitess.io/vitess/go/vt/sqlparser, pure
+// Go), and "postgres" with PostgreSQL's own grammar through pg_query_go (libpg_query, C: only in a build
+// with cgo; without cgo the dialect is refused at config time). Each parser's tree is reduced to the
+// same facts (analyze.go, postgres.go), which the rules check.
 package sqlguard
 
 import (
@@ -44,7 +43,7 @@ func init() { evaluator.Register(Factory()) }
 func Factory() evaluator.Factory {
 	return evaluator.Factory{
 		Name: Name,
-		Description: "Parses SQL (MySQL dialect) and matches on statement kinds, multiple statements, tables and schemas, " +
+		Description: "Parses SQL (MySQL or PostgreSQL dialect) and matches on statement kinds, multiple statements, tables and schemas, " +
 			"tenant filters from the step context, UPDATE/DELETE without WHERE, LIMIT, joins, unions and subquery depth.",
 		Version:      Version,
 		ConfigSchema: configSchema(),
@@ -95,30 +94,30 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 	if len(query) > MaxQueryBytes {
 		return e.parseFailure("the query is too long to parse", -1)
 	}
-	stmts, ops, pos, err := e.parse(query)
+	ops, fs, err := e.parseFacts(query)
 	if err != nil {
-		return e.parseFailure("the query does not parse as SQL", pos)
+		return e.parseFailure("the query does not parse as SQL", -1)
 	}
 	if err := ctx.Err(); err != nil {
 		return evaluator.Result{}, err
 	}
 	var vs []violation
-	if len(stmts) > 1 && !e.s.allowMulti {
-		vs = append(vs, violation{"multi_statements", fmt.Sprintf("%d statements", len(stmts))})
+	if len(ops) > 1 && !e.s.allowMulti {
+		vs = append(vs, violation{"multi_statements", fmt.Sprintf("%d statements", len(ops))})
 	}
-	if e.s.maxStatements > 0 && len(stmts) > e.s.maxStatements {
-		vs = append(vs, violation{"max_statements", fmt.Sprintf("%d statements", len(stmts))})
+	if e.s.maxStatements > 0 && len(ops) > e.s.maxStatements {
+		vs = append(vs, violation{"max_statements", fmt.Sprintf("%d statements", len(ops))})
 	}
 	var ctxObj map[string]any
 	if len(e.s.requiredValues) > 0 {
 		ctxObj, _ = lookup(d.Value, e.s.contextField).(map[string]any)
 	}
-	for i, st := range stmts {
+	for i, f := range fs {
 		vs = e.checkOperation(ops[i], vs)
-		if st == nil {
-			continue // GRANT/REVOKE: recognised by keyword only
+		if f == nil {
+			continue // MySQL GRANT/REVOKE: recognised by keyword only
 		}
-		vs = e.checkStatement(analyze(st), ctxObj, vs)
+		vs = e.checkStatement(f, ctxObj, vs)
 	}
 	if len(vs) == 0 {
 		return evaluator.Result{Confidence: 1, Metadata: map[string]any{"operations": anyList(dedupe(ops))}}, nil
@@ -134,7 +133,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		Matched:    true,
 		Confidence: 1,
 		Message:    "SQL breaks rules: " + strings.Join(codes, ", "),
-		Metadata:   map[string]any{"violations": listed, "operations": anyList(dedupe(ops)), "statement_count": len(stmts)},
+		Metadata:   map[string]any{"violations": listed, "operations": anyList(dedupe(ops)), "statement_count": len(ops)},
 	}, nil
 }
 
@@ -158,6 +157,25 @@ func lookup(v any, path []string) any {
 		v = m[seg]
 	}
 	return v
+}
+
+// parseFacts parses the query in the configured dialect and returns each statement's operation and
+// facts (nil facts for a MySQL GRANT or REVOKE, known by keyword only).
+func (e *Evaluator) parseFacts(query string) ([]string, []*facts, error) {
+	if e.s.postgres {
+		return parsePostgres(query)
+	}
+	stmts, ops, _, err := e.parse(query)
+	if err != nil {
+		return nil, nil, err
+	}
+	fs := make([]*facts, len(stmts))
+	for i, st := range stmts {
+		if st != nil {
+			fs[i] = analyze(st)
+		}
+	}
+	return ops, fs, nil
 }
 
 // parse splits the query into statements and parses each. GRANT and REVOKE, which the grammar does not
