@@ -5,6 +5,7 @@ package sqlguard
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/guardrail-control/guard/evaluator"
@@ -138,4 +139,28 @@ func BenchmarkSQLTypicalQueryPostgres(b *testing.B) {
 		}
 	}
 	stop()
+}
+
+// TestPostgresConcurrentUse: the postgres dialect shared by goroutines, as the engine shares an
+// evaluator (run with -race; libpg_query keeps its parser state per thread).
+func TestPostgresConcurrentUse(t *testing.T) {
+	e := build(t, map[string]any{"dialect": "postgres", "allowed_operations": []any{"SELECT"}, "max_joins": 1})
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				if res := eval(t, e, typicalQuery); res.Matched {
+					t.Error("typical query matched")
+					return
+				}
+				if res := eval(t, e, "DROP TABLE t"); !res.Matched {
+					t.Error("DROP did not match")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
