@@ -182,6 +182,9 @@ func (p *parser) checkEvaluator(spec *EvaluatorSpec, np, cp string) {
 	}
 	err := reg.Validate(spec.Name, spec.Config)
 	if err == nil {
+		// Stored in the evaluator's one form (the json evaluator's two names for its schema, for
+		// instance): what is saved reads back the same whichever accepted spelling the client used.
+		spec.Config = reg.Canonical(spec.Name, spec.Config)
 		return
 	}
 	var ce *evaluator.ConfigError

@@ -119,6 +119,11 @@ type Factory struct {
 	// New builds an evaluator from a config that already passed ConfigSchema, without on_error and
 	// timeout_ms. It returns FieldErrors for problems the schema cannot express.
 	New func(config map[string]any, opts Options) (Evaluator, error)
+	// Canonical, when set, returns a valid config in the one form a control stores: the same meaning,
+	// with a setting that has two accepted names written under the evaluator's canonical one. It is
+	// called after the config passed validation (on_error and timeout_ms included, which it must keep),
+	// must not modify its argument, and must be idempotent. Nil means configs are stored as written.
+	Canonical func(config map[string]any) map[string]any
 
 	// compiled is the merged ConfigSchema, compiled once by Register.
 	compiled *jsonschema.Schema

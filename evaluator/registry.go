@@ -167,3 +167,16 @@ func (r *Registry) Validate(name string, config map[string]any) error {
 	_, err := r.Build(name, config)
 	return err
 }
+
+// Canonical returns config in the stored form of the evaluator registered as name (Factory.Canonical),
+// or config itself when the evaluator has no canonical form or is not registered. Call it only on a
+// config that Validate accepted.
+func (r *Registry) Canonical(name string, config map[string]any) map[string]any {
+	r.mu.RLock()
+	f, ok := r.factories[name]
+	r.mu.RUnlock()
+	if !ok || f.Canonical == nil {
+		return config
+	}
+	return f.Canonical(config)
+}

@@ -170,6 +170,7 @@ func Factory() evaluator.Factory {
 		New: func(config map[string]any, _ evaluator.Options) (evaluator.Evaluator, error) {
 			return New(config)
 		},
+		Canonical: Canonical,
 	}
 }
 

@@ -73,6 +73,8 @@ const (
 	clUpper
 	clLower
 	clHex
+	clNumberLead // a digit, "+" or "(": where a number may start
+	clIPMark     // "." or ":": what an IP address holds at least twice
 )
 
 var class = func() (t [256]uint8) {
@@ -88,6 +90,11 @@ var class = func() (t [256]uint8) {
 	for _, c := range "abcdefABCDEF" {
 		t[c] |= clHex
 	}
+	for _, c := range "0123456789+(" {
+		t[c] |= clNumberLead
+	}
+	t['.'] |= clIPMark
+	t[':'] |= clIPMark
 	return t
 }()
 

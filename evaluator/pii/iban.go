@@ -16,6 +16,12 @@ func isUpper(c byte) bool { return class[c]&clUpper != 0 }
 // capital letters, two check digits, then letters and digits, valid under the mod-97 check. Score 1.
 func scanIBANs(text string, out []Finding) []Finding {
 	for i := 0; i+15 <= len(text); i++ {
+		if c := text[i+3]; !isDigit(c) && !isUpper(c) {
+			// No IBAN starts at i..i+3: from i or i+1 text[i+3] would be a check digit, from i+2 or
+			// i+3 a country letter. Prose mostly skips four bytes at a time.
+			i += 3
+			continue
+		}
 		if !isUpper(text[i]) || !isUpper(text[i+1]) || !isDigit(text[i+2]) || !isDigit(text[i+3]) {
 			continue
 		}

@@ -10,34 +10,48 @@ const scoreIP = 0.6
 
 func isHexByte(c byte) bool { return class[c]&clHex != 0 }
 
+func isIPByte(c byte) bool { return class[c]&(clHex|clIPMark) != 0 }
+
 // scanIPs appends IPv4 addresses (four dotted decimal octets, no leading zeros) and IPv6 addresses
-// (checked with net/netip), bounded by characters that cannot extend them.
+// (checked with net/netip). A candidate is a maximal run of hex digits, dots and colons that starts with
+// a hex digit or a colon, holds at least two dots or colons and follows no letter or digit; the scan
+// jumps from one dot or colon to the next (IndexByte), so prose costs almost nothing.
 func scanIPs(text string, out []Finding) []Finding {
-	for i := 0; i < len(text); {
-		c := text[i]
-		if !isHexByte(c) && c != ':' {
-			i++
-			continue
+	dot, colon := -1, -1 // the next "." and ":" at or after from; -1 before the first search
+	for from := 0; from < len(text); {
+		if dot < from && dot != len(text) {
+			dot = indexByteFrom(text, from, '.')
 		}
-		if i > 0 && (isAlnum(text[i-1]) || text[i-1] == '.' || text[i-1] == ':') {
-			i++
-			continue
+		if colon < from && colon != len(text) {
+			colon = indexByteFrom(text, from, ':')
 		}
-		j, marks := i, 0
-		for j < len(text) && (isHexByte(text[j]) || text[j] == '.' || text[j] == ':') {
-			if text[j] == '.' || text[j] == ':' {
-				marks++
-			}
+		p := min(dot, colon)
+		if p == len(text) {
+			return out
+		}
+		i, j := p, p+1
+		for i > 0 && isIPByte(text[i-1]) {
+			i--
+		}
+		for j < len(text) && isIPByte(text[j]) {
 			j++
 		}
+		from = j
+		if text[i] == '.' || (i > 0 && isAlnum(text[i-1])) {
+			continue
+		}
+		marks := 0
+		for k := i; k < j && marks < 2; k++ {
+			if class[text[k]]&clIPMark != 0 {
+				marks++
+			}
+		}
 		if marks < 2 {
-			i = j + 1
 			continue
 		}
 		tok := strings.TrimRight(text[i:j], ".:")
 		end := i + len(tok)
 		if end < len(text) && isAlnum(text[end]) {
-			i = j
 			continue
 		}
 		switch {
@@ -48,9 +62,17 @@ func scanIPs(text string, out []Finding) []Finding {
 		case strings.Count(tok, ".") == 3 && validIPv4(tok):
 			out = append(out, Finding{Type: IPAddress, Start: i, End: end, Score: scoreIP})
 		}
-		i = max(j, i+1)
 	}
 	return out
+}
+
+// indexByteFrom is the offset of the first c in text[from:], counted from the start of text, or
+// len(text) when there is none.
+func indexByteFrom(text string, from int, c byte) int {
+	if k := strings.IndexByte(text[from:], c); k >= 0 {
+		return from + k
+	}
+	return len(text)
 }
 
 func validIPv4(s string) bool {

@@ -48,9 +48,13 @@ func sepBit(c byte) uint8 {
 // scanNumbers finds digit runs ("+1 (415) 555-2671", "4111 1111 1111 1111", "078-05-1121") and
 // classifies each as a card, an SSN or a phone number.
 func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
+	var num number // reused: readNumber resets what it reads
 	for i := 0; i < len(text); i++ {
 		c := text[i]
-		startsHere := isDigit(c) || ((c == '+' || c == '(') && i+1 < len(text) && isDigit(text[i+1]))
+		if class[c]&clNumberLead == 0 {
+			continue // the common case, one table read per byte
+		}
+		startsHere := isDigit(c) || (i+1 < len(text) && isDigit(text[i+1]))
 		if !startsHere {
 			continue
 		}
@@ -64,7 +68,7 @@ func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
 				continue
 			}
 		}
-		num, end := readNumber(text, i)
+		end := readNumber(text, i, &num)
 		i = max(i, end-1)
 		if num.n < 7 {
 			continue
@@ -77,10 +81,11 @@ func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
 	return out
 }
 
-// readNumber reads digits and single separators from text[i:], with an optional leading "+" and
-// parentheses around a group.
-func readNumber(text string, i int) (number, int) {
-	num := number{start: i}
+// readNumber reads digits and single separators from text[i:] into num, with an optional leading "+"
+// and parentheses around a group, and returns where the number ends. Only the digits and groups it
+// counts in num.n and num.ngroups are valid: the arrays are not cleared.
+func readNumber(text string, i int, num *number) int {
+	num.start, num.n, num.plus, num.paren, num.seps, num.ngroups = i, 0, false, false, 0, 0
 	j := i
 	if text[j] == '+' {
 		num.plus = true
@@ -93,7 +98,8 @@ func readNumber(text string, i int) (number, int) {
 		switch {
 		case isDigit(c):
 			if num.n == maxNumberLen {
-				return num, j // too long to be anything we look for; the caller's bound check rejects it
+				num.end = j
+				return j // too long to be anything we look for; the caller's bound check rejects it
 			}
 			num.digits[num.n] = c
 			num.n++
@@ -123,7 +129,7 @@ func readNumber(text string, i int) (number, int) {
 	}
 	num.closeGroup(&groupLen)
 	num.end = last
-	return num, last
+	return last
 }
 
 // closeGroup records a finished group of digits.
@@ -147,11 +153,11 @@ func containsByte(s string, c byte) bool {
 func (e *Evaluator) classify(num *number, out []Finding) []Finding {
 	d := num.digits[:num.n]
 	formatted := num.seps != 0 || num.paren
-	if e.entities[CreditCard] && !num.plus && !num.paren && (num.seps == 0 || num.seps == sepSpace || num.seps == sepDash) &&
+	if e.wants(CreditCard) && !num.plus && !num.paren && (num.seps == 0 || num.seps == sepSpace || num.seps == sepDash) &&
 		num.n >= 13 && num.n <= 19 && luhn(d) && cardNetwork(d) {
 		out = append(out, Finding{Type: CreditCard, Start: num.start, End: num.end, Score: scoreCard})
 	}
-	if e.entities[USSSN] && !num.plus && !num.paren && num.n == 9 && validSSN(d) {
+	if e.wants(USSSN) && !num.plus && !num.paren && num.n == 9 && validSSN(d) {
 		switch {
 		case num.ngroups == 3 && num.groups[0] == 3 && num.groups[1] == 2 && num.groups[2] == 4 && (num.seps == sepSpace || num.seps == sepDash):
 			out = append(out, Finding{Type: USSSN, Start: num.start, End: num.end, Score: scoreSSNFormatted})
@@ -159,7 +165,7 @@ func (e *Evaluator) classify(num *number, out []Finding) []Finding {
 			out = append(out, Finding{Type: USSSN, Start: num.start, End: num.end, Score: scoreSSNPlain})
 		}
 	}
-	if e.entities[Phone] {
+	if e.wants(Phone) {
 		if score, ok := e.phoneScore(num, d, formatted); ok {
 			out = append(out, Finding{Type: Phone, Start: num.start, End: num.end, Score: score})
 		}

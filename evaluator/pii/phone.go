@@ -3,40 +3,56 @@ package pii
 import "slices"
 
 // nationalCountries are the countries whose national phone formats are recognised (ISO 3166 codes);
-// nationalMatch holds the format of each.
+// nationalMask holds their formats.
 var nationalCountries = []string{"AU", "CA", "DE", "ES", "FR", "GB", "IN", "IT", "NL", "US"}
 
-// nationalMatch checks the digits of a number written without its international prefix against the
-// national format of a country. It is a switch rather than a table of functions so that the digits
-// stay on the caller's stack.
-func nationalMatch(country string, d []byte) bool {
-	switch country {
-	case "US", "CA":
-		// North American Numbering Plan: NXX NXX XXXX, optionally after a trunk "1".
-		return nanp(d)
-	case "GB":
-		// United Kingdom: 11 digits from the trunk 0, geographic (01, 02, 03), mobile (07) or special (08).
-		return len(d) == 11 && d[0] == '0' && containsByte("12378", d[1])
-	case "DE":
-		// Germany: trunk 0, then 9 to 11 digits.
-		return len(d) >= 10 && len(d) <= 12 && d[0] == '0' && d[1] != '0'
-	case "FR", "NL":
-		// France, Netherlands: 10 digits, 0 then 1-9.
-		return len(d) == 10 && d[0] == '0' && d[1] != '0'
-	case "ES":
-		// Spain: 9 digits starting 6, 7, 8 or 9.
-		return len(d) == 9 && containsByte("6789", d[0])
-	case "IT":
-		// Italy: mobile 3xx xxx xxxx (10 digits) or landline 0 then 8 to 10 digits.
-		return (len(d) == 10 && d[0] == '3') || (len(d) >= 9 && len(d) <= 11 && d[0] == '0' && d[1] != '0')
-	case "IN":
-		// India: 10-digit mobile starting 6-9, optionally after the trunk 0.
-		return (len(d) == 10 && containsByte("6789", d[0])) || (len(d) == 11 && d[0] == '0' && containsByte("6789", d[1]))
-	case "AU":
-		// Australia: 10 digits, 0 then 2, 3, 4, 7 or 8.
-		return len(d) == 10 && d[0] == '0' && containsByte("23478", d[1])
+// nationalMask returns the countries (bit i: nationalCountries[i]) whose national format the digits of a
+// number written without its international prefix fit. One pass over the formats, so that a number is
+// checked against every selected country at once.
+func nationalMask(d []byte) uint16 {
+	var m uint16
+	n := len(d)
+	if nanp(d) {
+		// North American Numbering Plan (US, CA): NXX NXX XXXX, optionally after a trunk "1".
+		m |= countryBit("US") | countryBit("CA")
 	}
-	return false
+	if n == 11 && d[0] == '0' && containsByte("12378", d[1]) {
+		// United Kingdom: 11 digits from the trunk 0, geographic (01, 02, 03), mobile (07) or special (08).
+		m |= countryBit("GB")
+	}
+	if n >= 10 && n <= 12 && d[0] == '0' && d[1] != '0' {
+		// Germany: trunk 0, then 9 to 11 digits.
+		m |= countryBit("DE")
+	}
+	if n == 10 && d[0] == '0' && d[1] != '0' {
+		// France, Netherlands: 10 digits, 0 then 1-9.
+		m |= countryBit("FR") | countryBit("NL")
+	}
+	if n == 9 && containsByte("6789", d[0]) {
+		// Spain: 9 digits starting 6, 7, 8 or 9.
+		m |= countryBit("ES")
+	}
+	if (n == 10 && d[0] == '3') || (n >= 9 && n <= 11 && d[0] == '0' && d[1] != '0') {
+		// Italy: mobile 3xx xxx xxxx (10 digits) or landline 0 then 8 to 10 digits.
+		m |= countryBit("IT")
+	}
+	if (n == 10 && containsByte("6789", d[0])) || (n == 11 && d[0] == '0' && containsByte("6789", d[1])) {
+		// India: 10-digit mobile starting 6-9, optionally after the trunk 0.
+		m |= countryBit("IN")
+	}
+	if n == 10 && d[0] == '0' && containsByte("23478", d[1]) {
+		// Australia: 10 digits, 0 then 2, 3, 4, 7 or 8.
+		m |= countryBit("AU")
+	}
+	return m
+}
+
+// countryBit is a country's bit in a nationalMask; 0 for a country without a national format.
+func countryBit(country string) uint16 {
+	if i := slices.Index(nationalCountries, country); i >= 0 {
+		return 1 << i
+	}
+	return 0
 }
 
 func nanp(d []byte) bool {
@@ -59,6 +75,25 @@ var callingCodes = map[string][2]int{
 	"65": {10, 10}, "971": {11, 12}, "972": {11, 12},
 }
 
+// callingCodeRanges indexes callingCodes by the length of the code and its value: the digit counts of a
+// code's numbers, or zero for a value that is not a listed code. A lookup is two array reads.
+var callingCodeRanges = func() (t [4][][2]int) {
+	t[1], t[2], t[3] = make([][2]int, 10), make([][2]int, 100), make([][2]int, 1000)
+	for code, r := range callingCodes {
+		t[len(code)][digitsValue([]byte(code))] = r
+	}
+	return t
+}()
+
+// digitsValue is the number that ASCII digits spell.
+func digitsValue(d []byte) int {
+	v := 0
+	for _, c := range d {
+		v = v*10 + int(c-'0')
+	}
+	return v
+}
+
 // phoneScore scores a digit run as a phone number.
 func (e *Evaluator) phoneScore(num *number, d []byte, formatted bool) (float64, bool) {
 	if num.plus {
@@ -66,7 +101,7 @@ func (e *Evaluator) phoneScore(num *number, d []byte, formatted bool) (float64, 
 			return 0, false
 		}
 		for l := 3; l >= 1; l-- {
-			if r, ok := callingCodes[string(d[:l])]; ok {
+			if r := callingCodeRanges[l][digitsValue(d[:l])]; r[0] != 0 {
 				if len(d) >= r[0] && len(d) <= r[1] {
 					return scorePhoneE164, true
 				}
@@ -75,13 +110,11 @@ func (e *Evaluator) phoneScore(num *number, d []byte, formatted bool) (float64, 
 		}
 		return scorePhoneE164Any, true
 	}
-	for _, c := range e.phoneCountries {
-		if nationalMatch(c, d) {
-			if formatted {
-				return scorePhoneNational, true
-			}
-			return scorePhonePlain, true
+	if nationalMask(d)&e.countryMask != 0 {
+		if formatted {
+			return scorePhoneNational, true
 		}
+		return scorePhonePlain, true
 	}
 	return 0, false
 }

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -129,6 +128,8 @@ type Evaluator struct {
 	entities       map[string]bool
 	countries      map[string]bool
 	phoneCountries []string // the selected countries, sorted
+	entityMask     uint8    // bit entityRank(t) set for each selected entity type t
+	countryMask    uint16   // countryBit of each selected country
 	minConfidence  float64
 	context        map[string][]string // lower case
 	allowValues    map[string]bool
@@ -225,10 +226,17 @@ func New(config map[string]any) (*Evaluator, error) {
 	for _, c := range Countries() {
 		if e.countries[c] {
 			e.phoneCountries = append(e.phoneCountries, c)
+			e.countryMask |= countryBit(c)
 		}
+	}
+	for t := range e.entities {
+		e.entityMask |= 1 << entityRank(t)
 	}
 	return e, nil
 }
+
+// wants reports whether the entity type t is selected (a bit test: the scanners ask for every candidate).
+func (e *Evaluator) wants(t string) bool { return e.entityMask&(1<<entityRank(t)) != 0 }
 
 // RequiredLiterals implements evaluator.Prefilter: an e-mail address holds "@" and every other entity
 // holds a digit, so a text with none of them cannot match.
@@ -264,78 +272,129 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		return evaluator.Result{Confidence: 1}, nil
 	}
 	best := 0.0
-	counts := map[string]int{}
+	var counts [6]int // by entityRank
 	listed := make([]any, 0, min(len(fs), e.maxFindings))
 	for i, f := range fs {
 		best = max(best, f.Score)
-		counts[f.Type]++
+		counts[entityRank(f.Type)]++
 		if i < e.maxFindings {
-			listed = append(listed, map[string]any{"type": f.Type, "start": f.Start, "end": f.End, "score": f.Score})
+			listed = append(listed, map[string]any{"type": boxedEntities[entityRank(f.Type)], "start": f.Start, "end": f.End, "score": boxScore(f.Score)})
 		}
 	}
-	types := make([]string, 0, len(counts))
-	for t := range counts {
-		types = append(types, t)
-	}
-	sort.Strings(types)
 	var msg strings.Builder
 	msg.WriteString("personal data found: ")
-	countsAny := make(map[string]any, len(counts))
-	for i, t := range types {
-		if i > 0 {
+	countsAny := map[string]any{}
+	var types []any
+	for _, r := range entitiesByName {
+		if counts[r] == 0 {
+			continue
+		}
+		if len(types) > 0 {
 			msg.WriteString(", ")
 		}
+		t := Entities[r]
 		msg.WriteString(t)
 		msg.WriteString(" (")
-		msg.WriteString(strconv.Itoa(counts[t]))
+		msg.WriteString(strconv.Itoa(counts[r]))
 		msg.WriteString(")")
-		countsAny[t] = counts[t]
+		countsAny[t] = counts[r]
+		types = append(types, boxedEntities[r])
 	}
 	return evaluator.Result{
 		Matched:    true,
 		Confidence: best,
 		Message:    msg.String(),
-		Metadata:   map[string]any{"findings": listed, "finding_count": len(fs), "counts": countsAny, "entities": anyList(types)},
+		Metadata:   map[string]any{"findings": listed, "finding_count": len(fs), "counts": countsAny, "entities": types},
 	}, nil
+}
+
+// boxedEntities are the entity types as interface values, by entityRank: the metadata of every finding
+// holds its type, and boxing a shared value costs no allocation.
+var boxedEntities = func() (b [6]any) {
+	for i, t := range Entities {
+		b[i] = t
+	}
+	return b
+}()
+
+// entitiesByName are the entityRank values in the alphabetical order of the types (the order of the
+// message and of metadata.entities).
+var entitiesByName = func() []int {
+	r := []int{0, 1, 2, 3, 4, 5}
+	slices.SortFunc(r, func(a, b int) int { return cmp.Compare(Entities[a], Entities[b]) })
+	return r
+}()
+
+// boxedScores are the scores 0, 0.01, ..., 1 as interface values. Every score is a base score or one
+// raised by contextBoost and rounded to a hundredth, so boxScore almost always finds it here.
+var boxedScores = func() (b [101]any) {
+	for k := range b {
+		b[k] = float64(k) / 100
+	}
+	return b
+}()
+
+// boxScore returns s as an interface value, shared when s is a hundredth (float64(k)/100 is the
+// float64 nearest to k/100, as the literal 0.35 is, so the comparison is exact).
+func boxScore(s float64) any {
+	if k := math.Round(s * 100); k >= 0 && k <= 100 && float64(k)/100 == s {
+		return boxedScores[int(k)]
+	}
+	return s
 }
 
 // Scan returns the findings in text that reach min_confidence, sorted by offset, without overlaps
 // (where two candidates overlap, the higher score wins, then the earlier entity in Entities).
 func (e *Evaluator) Scan(text string) []Finding {
-	var cands []Finding
-	if e.entities[Email] {
+	var buf [32]Finding // candidates; a text with more of them moves to the heap
+	cands := buf[:0]
+	if e.wants(Email) {
 		cands = scanEmails(text, cands)
 	}
-	if e.entities[IBAN] {
+	if e.wants(IBAN) {
 		cands = scanIBANs(text, cands)
 	}
-	if e.entities[IPAddress] {
+	if e.wants(IPAddress) {
 		cands = scanIPs(text, cands)
 	}
-	if e.entities[CreditCard] || e.entities[USSSN] || e.entities[Phone] {
+	if e.wants(CreditCard) || e.wants(USSSN) || e.wants(Phone) {
 		cands = e.scanNumbers(text, cands)
 	}
 	if len(cands) == 0 {
 		return nil
 	}
-	out := cands[:0]
+	kept := cands[:0]
 	for _, c := range cands {
-		if e.allowValues[text[c.Start:c.End]] {
+		if len(e.allowValues) > 0 && e.allowValues[text[c.Start:c.End]] {
 			continue
 		}
 		if c.Score < 1 && e.hasContext(text, c) {
 			c.Score = math.Min(1, math.Round((c.Score+contextBoost)*100)/100)
 		}
 		if c.Score >= e.minConfidence {
-			out = append(out, c)
+			kept = append(kept, c)
 		}
 	}
-	return resolveOverlaps(out)
+	if len(kept) == 0 {
+		return nil
+	}
+	return slices.Clone(resolveOverlaps(kept))
 }
 
-// resolveOverlaps keeps, of overlapping findings, the best one; the result is sorted by offset.
+// resolveOverlaps keeps, of overlapping findings, the best one; the result is sorted by offset and
+// reuses fs's array.
 func resolveOverlaps(fs []Finding) []Finding {
 	if len(fs) < 2 {
+		return fs
+	}
+	// Each scanner reports in text order, so sorting by offset is nearly free; when no finding overlaps
+	// its successor (the common case) nothing overlaps and that order is the answer.
+	slices.SortStableFunc(fs, func(a, b Finding) int { return cmp.Compare(a.Start, b.Start) })
+	overlapping := false
+	for i := 1; i < len(fs) && !overlapping; i++ {
+		overlapping = fs[i].Start < fs[i-1].End
+	}
+	if !overlapping {
 		return fs
 	}
 	slices.SortStableFunc(fs, func(a, b Finding) int {
@@ -347,7 +406,7 @@ func resolveOverlaps(fs []Finding) []Finding {
 		}
 		return cmp.Compare(a.Start, b.Start)
 	})
-	kept := fs[:0:0]
+	kept := fs[:0]
 	for _, f := range fs {
 		overlaps := false
 		for _, k := range kept {

@@ -95,7 +95,24 @@ func isWordByte(c byte) bool {
 // tableRef is a table a statement names: its schema (empty when unqualified) and name.
 type tableRef struct{ schema, name string }
 
-// facts are what the checks need to know about one statement.
+// colRef is a column reference: its qualifier (a table or alias, empty when unqualified) and name.
+type colRef struct{ qualifier, name string }
+
+// equality is a WHERE conjunct column = literal, the literal as text.
+type equality struct {
+	col colRef
+	val string
+}
+
+// limitFacts is a SELECT's LIMIT: whether it has a row count, and the count and offset when they are
+// whole-number literals.
+type limitFacts struct {
+	rowcount, offset        int64
+	hasRowcount, rowcountOK bool
+	offsetOK                bool // true when there is no offset (0)
+}
+
+// facts are what the checks need to know about one statement, whatever the dialect that parsed it.
 type facts struct {
 	op       string
 	tables   []tableRef
@@ -104,22 +121,26 @@ type facts struct {
 	depth    int
 	hasWhere bool // UPDATE and DELETE
 	filtered bool // SELECT, UPDATE or DELETE: the kind required_column_values applies to
-	selects  []*sqlparser.Select
-	where    []sqlparser.Expr // top-level WHERE clauses (one per SELECT of a union, or the UPDATE/DELETE's)
-	limit    *sqlparser.Limit
-	hasLimit bool
-	stmt     sqlparser.Statement
 	isSelect bool
-	cteNames map[string]bool
+	limit    limitFacts
+	// columns lists the column references of the select lists (context "select"), the WHERE clauses
+	// ("where") or the whole statement (""), not descending into subqueries when topLevel. Computed on
+	// demand: only required_columns needs it.
+	columns func(context string, topLevel bool) []colRef
+	// equalities lists, per top-level WHERE clause (one per SELECT of a union, or the UPDATE's or
+	// DELETE's), its conjuncts column = literal; a SELECT without WHERE has an empty entry. Computed on
+	// demand: only required_column_values needs it.
+	equalities func() [][]equality
 }
 
-// analyze gathers the facts of a parsed statement.
+// analyze gathers the facts of a statement parsed by Vitess (the MySQL dialect).
 func analyze(st sqlparser.Statement) *facts {
-	f := &facts{op: operation(st), stmt: st, cteNames: map[string]bool{}}
+	f := &facts{op: operation(st)}
+	cteNames := map[string]bool{}
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
 		switch x := n.(type) {
 		case *sqlparser.CommonTableExpr:
-			f.cteNames[strings.ToLower(x.ID.String())] = true
+			cteNames[strings.ToLower(x.ID.String())] = true
 		case *sqlparser.AliasedTableExpr:
 			if tn, ok := x.Expr.(sqlparser.TableName); ok {
 				f.tables = append(f.tables, tableRef{schema: tn.Qualifier.String(), name: tn.Name.String()})
@@ -138,47 +159,108 @@ func analyze(st sqlparser.Statement) *facts {
 			}
 		}
 	}
-	if len(f.cteNames) > 0 {
-		kept := f.tables[:0]
-		for _, t := range f.tables {
-			if t.schema == "" && f.cteNames[strings.ToLower(t.name)] {
-				continue
-			}
-			kept = append(kept, t)
-		}
-		f.tables = kept
-	}
+	f.tables = withoutCTEs(f.tables, cteNames)
 	f.depth = subqueryDepth(st)
+	var selects []*sqlparser.Select
+	var where []sqlparser.Expr
+	var limit *sqlparser.Limit
 	switch s := st.(type) {
 	case *sqlparser.Select:
 		f.isSelect, f.filtered = true, true
-		f.limit, f.hasLimit = s.Limit, s.Limit != nil
-		f.selects = []*sqlparser.Select{s}
+		limit = s.Limit
+		selects = []*sqlparser.Select{s}
 	case *sqlparser.Union:
 		f.isSelect, f.filtered = true, true
-		f.limit, f.hasLimit = s.Limit, s.Limit != nil
-		f.selects = unionSelects(s, nil)
+		limit = s.Limit
+		selects = unionSelects(s, nil)
 	case *sqlparser.Update:
 		f.filtered = true
 		f.hasWhere = s.Where != nil
 		if s.Where != nil {
-			f.where = append(f.where, s.Where.Expr)
+			where = append(where, s.Where.Expr)
 		}
 	case *sqlparser.Delete:
 		f.filtered = true
 		f.hasWhere = s.Where != nil
 		if s.Where != nil {
-			f.where = append(f.where, s.Where.Expr)
+			where = append(where, s.Where.Expr)
 		}
 	}
-	for _, sel := range f.selects {
+	for _, sel := range selects {
 		if sel.Where != nil {
-			f.where = append(f.where, sel.Where.Expr)
+			where = append(where, sel.Where.Expr)
 		} else {
-			f.where = append(f.where, nil)
+			where = append(where, nil)
 		}
+	}
+	if limit != nil && limit.Rowcount != nil {
+		f.limit.hasRowcount = true
+		f.limit.rowcount, f.limit.rowcountOK = limitValue(limit.Rowcount)
+		f.limit.offsetOK = true
+		if limit.Offset != nil {
+			f.limit.offset, f.limit.offsetOK = limitValue(limit.Offset)
+		}
+	}
+	f.columns = func(context string, topLevel bool) []colRef {
+		var cols []*sqlparser.ColName
+		switch context {
+		case "select":
+			for _, sel := range selects {
+				cols = append(cols, columns(sel.SelectExprs, topLevel)...)
+			}
+		case "where":
+			for _, w := range where {
+				if w != nil {
+					cols = append(cols, columns(w, topLevel)...)
+				}
+			}
+		default:
+			cols = columns(st, topLevel)
+		}
+		out := make([]colRef, len(cols))
+		for i, c := range cols {
+			out[i] = colRef{qualifier: c.Qualifier.Name.String(), name: c.Name.String()}
+		}
+		return out
+	}
+	f.equalities = func() [][]equality {
+		out := make([][]equality, len(where))
+		for i, w := range where {
+			if w == nil {
+				continue
+			}
+			for _, c := range conjuncts(w, nil) {
+				cmp, ok := c.(*sqlparser.ComparisonExpr)
+				if !ok || cmp.Operator != sqlparser.EqualOp {
+					continue
+				}
+				for _, pair := range [2][2]sqlparser.Expr{{cmp.Left, cmp.Right}, {cmp.Right, cmp.Left}} {
+					cn, isCol := pair[0].(*sqlparser.ColName)
+					val, isLit := literalText(pair[1])
+					if isCol && isLit {
+						out[i] = append(out[i], equality{colRef{cn.Qualifier.Name.String(), cn.Name.String()}, val})
+					}
+				}
+			}
+		}
+		return out
 	}
 	return f
+}
+
+// withoutCTEs drops the unqualified tables that name a common table expression of the statement.
+func withoutCTEs(tables []tableRef, cteNames map[string]bool) []tableRef {
+	if len(cteNames) == 0 {
+		return tables
+	}
+	kept := tables[:0]
+	for _, t := range tables {
+		if t.schema == "" && cteNames[strings.ToLower(t.name)] {
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept
 }
 
 func unionSelects(u *sqlparser.Union, out []*sqlparser.Select) []*sqlparser.Select {

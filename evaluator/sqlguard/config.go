@@ -13,7 +13,7 @@ import (
 // Operations are the statement kinds allowed_operations and blocked_operations name. DDL stands for
 // CREATE, ALTER, DROP, TRUNCATE and RENAME; DCL for GRANT and REVOKE.
 var Operations = []string{"SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE", "CREATE", "ALTER", "DROP", "TRUNCATE",
-	"RENAME", "GRANT", "REVOKE", "SET", "USE", "SHOW", "EXPLAIN", "CALL", "LOAD", "TRANSACTION", "LOCK", "ANALYZE",
+	"RENAME", "GRANT", "REVOKE", "SET", "USE", "SHOW", "EXPLAIN", "CALL", "LOAD", "COPY", "TRANSACTION", "LOCK", "ANALYZE",
 	"PREPARE", "EXECUTE", "OTHER", "DDL", "DCL"}
 
 var (
@@ -46,11 +46,11 @@ func configSchema() json.RawMessage {
 		"properties": map[string]any{
 			"query_field":            with(map[string]any{"type": "string", "minLength": 1, "maxLength": 256}, "Dotted path, inside the selected value, to the SQL text (for instance input.query with the selector path \"*\"). Default: the selected value is the SQL text."),
 			"context_field":          with(map[string]any{"type": "string", "minLength": 1, "maxLength": 256, "default": "context"}, "Dotted path, inside the selected value, to the object required_column_values reads (default context, with the selector path \"*\")."),
-			"dialect":                with(map[string]any{"type": "string", "enum": []any{"mysql"}, "default": "mysql"}, "SQL dialect: mysql (Vitess' MySQL 8 grammar). PostgreSQL-only syntax does not parse."),
+			"dialect":                with(map[string]any{"type": "string", "enum": []any{"mysql", "postgres"}, "default": "mysql"}, "SQL dialect: mysql (Vitess' MySQL 8 grammar) or postgres (PostgreSQL 17's own grammar, libpg_query; needs a build with cgo)."),
 			"on_parse_error":         with(map[string]any{"type": "string", "enum": []any{"match", "error"}, "default": "match"}, "What text that does not parse as SQL means: match (a violation) or error (the control's on_error decides)."),
 			"allow_multi_statements": with(map[string]any{"type": "boolean", "default": true}, "Whether several statements separated by ; are allowed."),
 			"max_statements":         with(posInt, "Most statements allowed in one query."),
-			"allowed_operations":     with(ops, "Statement kinds allowed (SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, TRUNCATE, RENAME, GRANT, REVOKE, SET, USE, SHOW, EXPLAIN, CALL, LOAD, TRANSACTION, LOCK, ANALYZE, PREPARE, EXECUTE, OTHER; DDL and DCL stand for their groups); any other kind is a violation."),
+			"allowed_operations":     with(ops, "Statement kinds allowed (SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, TRUNCATE, RENAME, GRANT, REVOKE, SET, USE, SHOW, EXPLAIN, CALL, LOAD, COPY, TRANSACTION, LOCK, ANALYZE, PREPARE, EXECUTE, OTHER; DDL and DCL stand for their groups); any other kind is a violation."),
 			"blocked_operations":     with(ops, "Statement kinds that are a violation (same names as allowed_operations)."),
 			"block_ddl":              with(map[string]any{"type": "boolean", "default": false}, "Block CREATE, ALTER, DROP, TRUNCATE and RENAME."),
 			"block_dcl":              with(map[string]any{"type": "boolean", "default": false}, "Block GRANT and REVOKE."),
@@ -102,6 +102,7 @@ type settings struct {
 	maxLimit, maxWindow       int64
 	maxDepth, maxJoins, maxUn int // -1: no limit
 	caseSensitive             bool
+	postgres                  bool // dialect "postgres"
 }
 
 func (s *settings) fold(name string) string {
@@ -184,6 +185,12 @@ func parseConfig(config map[string]any) (*settings, error) {
 	if v, ok := config["context_field"].(string); ok {
 		if s.contextField, ok = splitPath(v); !ok {
 			bad("context_field", "invalid_path", "must be names separated by dots")
+		}
+	}
+	if v, _ := config["dialect"].(string); v == "postgres" {
+		s.postgres = true
+		if !postgresAvailable {
+			bad("dialect", "unavailable", "postgres needs a guard built with cgo (the PostgreSQL parser is libpg_query, C code)")
 		}
 	}
 	if v, ok := config["on_parse_error"].(string); ok {

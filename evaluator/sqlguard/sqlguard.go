@@ -1,7 +1,6 @@
-// Package sqlguard provides the "sql" evaluator: it parses the selected SQL with Vitess' MySQL parser
-// (vitess.io/vitess/go/vt/sqlparser, pure Go) and matches when the query breaks a rule: statement kinds
-// (allow or block lists, DDL, DCL), several statements, tables and schemas (allow or block lists),
-// required columns, a tenant filter whose value comes from the step's context
+// Package sqlguard provides the "sql" evaluator: it parses the selected SQL and matches when the query
+// breaks a rule: statement kinds (allow or block lists, DDL, DCL), several statements, tables and schemas
+// (allow or block lists), required columns, a tenant filter whose value comes from the step's context
 // (required_column_values), UPDATE/DELETE without WHERE, a missing or too large LIMIT, and too many
 // joins, unions or nested subqueries. Config field names follow the reference implementation's sql
 // evaluator so that its configs carry over.
@@ -10,10 +9,10 @@
 //
 //	import _ "github.com/guardrail-control/guard/evaluator/sqlguard"
 //
-// Only the MySQL dialect is parsed: Vitess is the one well-kept pure-Go SQL parser on the module proxy;
-// the PostgreSQL parsers either need cgo (pg_query_go) or are no longer maintained. Standard SQL that
-// both dialects share parses; PostgreSQL-only syntax ("::" casts, double-quoted identifiers,
-// RETURNING, dollar quoting) does not, and on_parse_error says what that means.
+// Two dialects: "mysql" (the default) with Vitess' MySQL parser (vitess.io/vitess/go/vt/sqlparser, pure
+// Go), and "postgres" with PostgreSQL's own grammar through pg_query_go (libpg_query, C: only in a build
+// with cgo; without cgo the dialect is refused at config time). Each parser's tree is reduced to the
+// same facts (analyze.go, postgres.go), which the rules check.
 package sqlguard
 
 import (
@@ -44,7 +43,7 @@ func init() { evaluator.Register(Factory()) }
 func Factory() evaluator.Factory {
 	return evaluator.Factory{
 		Name: Name,
-		Description: "Parses SQL (MySQL dialect) and matches on statement kinds, multiple statements, tables and schemas, " +
+		Description: "Parses SQL (MySQL or PostgreSQL dialect) and matches on statement kinds, multiple statements, tables and schemas, " +
 			"tenant filters from the step context, UPDATE/DELETE without WHERE, LIMIT, joins, unions and subquery depth.",
 		Version:      Version,
 		ConfigSchema: configSchema(),
@@ -95,30 +94,30 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 	if len(query) > MaxQueryBytes {
 		return e.parseFailure("the query is too long to parse", -1)
 	}
-	stmts, ops, pos, err := e.parse(query)
+	ops, fs, err := e.parseFacts(query)
 	if err != nil {
-		return e.parseFailure("the query does not parse as SQL", pos)
+		return e.parseFailure("the query does not parse as SQL", -1)
 	}
 	if err := ctx.Err(); err != nil {
 		return evaluator.Result{}, err
 	}
 	var vs []violation
-	if len(stmts) > 1 && !e.s.allowMulti {
-		vs = append(vs, violation{"multi_statements", fmt.Sprintf("%d statements", len(stmts))})
+	if len(ops) > 1 && !e.s.allowMulti {
+		vs = append(vs, violation{"multi_statements", fmt.Sprintf("%d statements", len(ops))})
 	}
-	if e.s.maxStatements > 0 && len(stmts) > e.s.maxStatements {
-		vs = append(vs, violation{"max_statements", fmt.Sprintf("%d statements", len(stmts))})
+	if e.s.maxStatements > 0 && len(ops) > e.s.maxStatements {
+		vs = append(vs, violation{"max_statements", fmt.Sprintf("%d statements", len(ops))})
 	}
 	var ctxObj map[string]any
 	if len(e.s.requiredValues) > 0 {
 		ctxObj, _ = lookup(d.Value, e.s.contextField).(map[string]any)
 	}
-	for i, st := range stmts {
+	for i, f := range fs {
 		vs = e.checkOperation(ops[i], vs)
-		if st == nil {
-			continue // GRANT/REVOKE: recognised by keyword only
+		if f == nil {
+			continue // MySQL GRANT/REVOKE: recognised by keyword only
 		}
-		vs = e.checkStatement(analyze(st), ctxObj, vs)
+		vs = e.checkStatement(f, ctxObj, vs)
 	}
 	if len(vs) == 0 {
 		return evaluator.Result{Confidence: 1, Metadata: map[string]any{"operations": anyList(dedupe(ops))}}, nil
@@ -134,7 +133,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		Matched:    true,
 		Confidence: 1,
 		Message:    "SQL breaks rules: " + strings.Join(codes, ", "),
-		Metadata:   map[string]any{"violations": listed, "operations": anyList(dedupe(ops)), "statement_count": len(stmts)},
+		Metadata:   map[string]any{"violations": listed, "operations": anyList(dedupe(ops)), "statement_count": len(ops)},
 	}, nil
 }
 
@@ -158,6 +157,25 @@ func lookup(v any, path []string) any {
 		v = m[seg]
 	}
 	return v
+}
+
+// parseFacts parses the query in the configured dialect and returns each statement's operation and
+// facts (nil facts for a MySQL GRANT or REVOKE, known by keyword only).
+func (e *Evaluator) parseFacts(query string) ([]string, []*facts, error) {
+	if e.s.postgres {
+		return parsePostgres(query)
+	}
+	stmts, ops, _, err := e.parse(query)
+	if err != nil {
+		return nil, nil, err
+	}
+	fs := make([]*facts, len(stmts))
+	for i, st := range stmts {
+		if st != nil {
+			fs[i] = analyze(st)
+		}
+	}
+	return ops, fs, nil
 }
 
 // parse splits the query into statements and parses each. GRANT and REVOKE, which the grammar does not
@@ -268,25 +286,18 @@ func (e *Evaluator) checkStatement(f *facts, ctxObj map[string]any, vs []violati
 
 func (e *Evaluator) checkLimit(f *facts, vs []violation) []violation {
 	s := e.s
-	if !f.hasLimit || f.limit.Rowcount == nil {
+	l := f.limit
+	if !l.hasRowcount {
 		if s.requireLimit {
 			vs = append(vs, violation{"missing_limit", "SELECT"})
 		}
 		return vs
 	}
-	n, ok := limitValue(f.limit.Rowcount)
-	if s.maxLimit > 0 && (!ok || n > s.maxLimit) {
+	if s.maxLimit > 0 && (!l.rowcountOK || l.rowcount > s.maxLimit) {
 		vs = append(vs, violation{"max_limit", "LIMIT above the maximum"})
 	}
-	if s.maxWindow > 0 {
-		off := int64(0)
-		okOff := true
-		if f.limit.Offset != nil {
-			off, okOff = limitValue(f.limit.Offset)
-		}
-		if !ok || !okOff || n+off > s.maxWindow {
-			vs = append(vs, violation{"max_result_window", "LIMIT + OFFSET above the maximum"})
-		}
+	if s.maxWindow > 0 && (!l.rowcountOK || !l.offsetOK || l.rowcount+l.offset > s.maxWindow) {
+		vs = append(vs, violation{"max_result_window", "LIMIT + OFFSET above the maximum"})
 	}
 	return vs
 }
@@ -294,26 +305,11 @@ func (e *Evaluator) checkLimit(f *facts, vs []violation) []violation {
 // checkColumns applies required_columns to the statement's select list, WHERE clauses or whole text.
 func (e *Evaluator) checkColumns(f *facts, vs []violation) []violation {
 	s := e.s
-	var cols []*sqlparser.ColName
-	switch s.columnContext {
-	case "select":
-		for _, sel := range f.selects {
-			cols = append(cols, columns(sel.SelectExprs, s.columnTopLevel)...)
-		}
-	case "where":
-		for _, w := range f.where {
-			if w != nil {
-				cols = append(cols, columns(w, s.columnTopLevel)...)
-			}
-		}
-	default:
-		cols = columns(f.stmt, s.columnTopLevel)
-	}
 	present := map[string]bool{}
-	for _, c := range cols {
-		present[s.fold(c.Name.String())] = true
-		if q := c.Qualifier.Name.String(); q != "" {
-			present[s.fold(q+"."+c.Name.String())] = true
+	for _, c := range f.columns(s.columnContext, s.columnTopLevel) {
+		present[s.fold(c.name)] = true
+		if c.qualifier != "" {
+			present[s.fold(c.qualifier+"."+c.name)] = true
 		}
 	}
 	found := 0
@@ -340,9 +336,9 @@ func (e *Evaluator) checkValues(f *facts, ctxObj map[string]any, vs []violation)
 		cols = append(cols, c)
 	}
 	sort.Strings(cols)
-	wheres := f.where
+	wheres := f.equalities()
 	if len(wheres) == 0 {
-		wheres = []sqlparser.Expr{nil} // an UPDATE or DELETE without WHERE filters nothing
+		wheres = [][]equality{nil} // an UPDATE or DELETE without WHERE filters nothing
 	}
 	for _, col := range cols {
 		want, ok := contextValue(ctxObj, s.requiredValues[col])
@@ -373,38 +369,27 @@ func contextValue(ctxObj map[string]any, key string) (string, bool) {
 	return "", false
 }
 
-// hasEquality reports whether where has a top-level conjunct col = want (either side), col being
+// hasEquality reports whether a WHERE clause's equalities hold col = want (either side), col being
 // "name" (any qualifier) or "table.name".
-func (e *Evaluator) hasEquality(where sqlparser.Expr, col, want string) bool {
-	if where == nil {
-		return false
-	}
-	for _, c := range conjuncts(where, nil) {
-		cmp, ok := c.(*sqlparser.ComparisonExpr)
-		if !ok || cmp.Operator != sqlparser.EqualOp {
+func (e *Evaluator) hasEquality(eqs []equality, col, want string) bool {
+	for _, eq := range eqs {
+		if !e.colMatches(eq.col, col) {
 			continue
 		}
-		for _, pair := range [2][2]sqlparser.Expr{{cmp.Left, cmp.Right}, {cmp.Right, cmp.Left}} {
-			cn, isCol := pair[0].(*sqlparser.ColName)
-			val, isLit := literalText(pair[1])
-			if !isCol || !isLit || !e.colMatches(cn, col) {
-				continue
-			}
-			if val == want || (isNumber(val) && isNumber(want) && trimNumber(val) == trimNumber(want)) {
-				return true
-			}
+		if eq.val == want || (isNumber(eq.val) && isNumber(want) && trimNumber(eq.val) == trimNumber(want)) {
+			return true
 		}
 	}
 	return false
 }
 
-func (e *Evaluator) colMatches(cn *sqlparser.ColName, ref string) bool {
-	name := e.s.fold(cn.Name.String())
+func (e *Evaluator) colMatches(c colRef, ref string) bool {
+	name := e.s.fold(c.name)
 	table, column, qualified := strings.Cut(ref, ".")
 	if !qualified {
 		return name == ref
 	}
-	return name == column && e.s.fold(cn.Qualifier.Name.String()) == table
+	return name == column && e.s.fold(c.qualifier) == table
 }
 
 func isNumber(s string) bool {

@@ -39,57 +39,72 @@ func rules(res evaluator.Result) []string {
 	return out
 }
 
-func TestRules(t *testing.T) {
-	tests := []struct {
-		name  string
-		cfg   map[string]any
-		query string
-		want  string // violation rule, "" for no match
-	}{
-		{"read-only allows select", map[string]any{"allowed_operations": []any{"SELECT"}}, "SELECT id FROM users WHERE id = 1", ""},
-		{"read-only blocks delete", map[string]any{"allowed_operations": []any{"select"}}, "DELETE FROM users WHERE id = 1", "operation_not_allowed"},
-		{"blocked drop", map[string]any{"blocked_operations": []any{"DROP", "TRUNCATE"}}, "DROP TABLE users", "operation_blocked"},
-		{"block_ddl", map[string]any{"block_ddl": true}, "ALTER TABLE users ADD COLUMN x INT", "operation_blocked"},
-		{"block_dcl grant", map[string]any{"block_dcl": true}, "GRANT ALL ON *.* TO 'eve'@'%'", "operation_blocked"},
-		{"DDL group in blocked_operations", map[string]any{"blocked_operations": []any{"DDL"}}, "TRUNCATE TABLE logs", "operation_blocked"},
-		{"stacked query", map[string]any{"allow_multi_statements": false}, "SELECT 1 FROM t; DROP TABLE users", "multi_statements"},
-		{"one statement with a trailing semicolon", map[string]any{"allow_multi_statements": false}, "SELECT 1 FROM t;", ""},
-		{"max_statements", map[string]any{"max_statements": 2}, "SELECT 1; SELECT 2; SELECT 3", "max_statements"},
-		{"blocked table", map[string]any{"blocked_tables": []any{"secrets"}}, "SELECT * FROM app.Secrets s JOIN users u ON u.id = s.uid", "table_blocked"},
-		{"blocked table in a subquery", map[string]any{"blocked_tables": []any{"salaries"}}, "SELECT * FROM users WHERE id IN (SELECT uid FROM salaries)", "table_blocked"},
-		{"allowed tables", map[string]any{"allowed_tables": []any{"orders", "users"}}, "SELECT * FROM orders JOIN payments ON payments.oid = orders.id", "table_not_allowed"},
-		{"allowed tables ok", map[string]any{"allowed_tables": []any{"orders", "users"}}, "SELECT o.id FROM orders o JOIN users u ON u.id = o.uid", ""},
-		{"cte name is not a table", map[string]any{"allowed_tables": []any{"orders"}}, "WITH recent AS (SELECT * FROM orders) SELECT * FROM recent", ""},
-		{"blocked schema", map[string]any{"blocked_schemas": []any{"mysql", "information_schema"}}, "SELECT * FROM mysql.user", "schema_blocked"},
-		{"allowed schema", map[string]any{"allowed_schemas": []any{"app"}}, "SELECT * FROM billing.invoices", "schema_not_allowed"},
-		{"delete without where", map[string]any{"require_where": true}, "DELETE FROM users", "missing_where"},
-		{"update without where", map[string]any{"require_where": true}, "UPDATE users SET admin = 1", "missing_where"},
-		{"update with where", map[string]any{"require_where": true}, "UPDATE users SET admin = 1 WHERE id = 7", ""},
-		{"missing limit", map[string]any{"require_limit": true}, "SELECT * FROM users", "missing_limit"},
-		{"limit too large", map[string]any{"require_limit": true, "max_limit": 100}, "SELECT * FROM users LIMIT 5000", "max_limit"},
-		{"limit fine", map[string]any{"require_limit": true, "max_limit": 100}, "SELECT * FROM users LIMIT 50", ""},
-		{"result window", map[string]any{"max_result_window": 1000}, "SELECT * FROM users LIMIT 100 OFFSET 950", "max_result_window"},
-		{"joins", map[string]any{"max_joins": 1}, "SELECT * FROM a JOIN b ON a.id = b.id JOIN c ON c.id = b.id", "max_joins"},
-		{"unions", map[string]any{"max_union_count": 0}, "SELECT a FROM t UNION SELECT b FROM u", "max_union_count"},
-		{"subquery depth", map[string]any{"max_subquery_depth": 1}, "SELECT * FROM t WHERE a IN (SELECT a FROM u WHERE b IN (SELECT b FROM v))", "max_subquery_depth"},
-		{"subquery depth ok", map[string]any{"max_subquery_depth": 2}, "SELECT * FROM t WHERE a IN (SELECT a FROM u WHERE b IN (SELECT b FROM v))", ""},
-		{"required columns any", map[string]any{"required_columns": []any{"tenant_id"}}, "SELECT name FROM users WHERE id = 1", "missing_required_columns"},
-		{"required columns in where", map[string]any{"required_columns": []any{"tenant_id"}, "column_context": "where"}, "SELECT tenant_id FROM users WHERE id = 1", "missing_required_columns"},
-		{"required columns present", map[string]any{"required_columns": []any{"tenant_id"}, "column_context": "where"}, "SELECT name FROM users WHERE tenant_id = 3", ""},
-		{"blocked table in DROP", map[string]any{"blocked_tables": []any{"users"}}, "DROP TABLE app.users", "table_blocked"},
-		{"blocked table in INSERT", map[string]any{"blocked_tables": []any{"audit"}}, "INSERT INTO audit (a) VALUES (1)", "table_blocked"},
-		{"blocked table in UPDATE", map[string]any{"blocked_tables": []any{"users"}}, "UPDATE Users SET a = 1 WHERE id = 2", "table_blocked"},
-		{"case_sensitive tables", map[string]any{"blocked_tables": []any{"users"}, "case_sensitive": true}, "UPDATE Users SET a = 1 WHERE id = 2", ""},
-		{"replace is its own kind", map[string]any{"blocked_operations": []any{"REPLACE"}}, "REPLACE INTO t (a) VALUES (1)", "operation_blocked"},
-		{"required column only in a subquery, top_level", map[string]any{"required_columns": []any{"tenant_id"}, "column_context": "where", "column_context_scope": "top_level"}, "SELECT * FROM t WHERE id IN (SELECT id FROM u WHERE tenant_id = 1)", "missing_required_columns"},
-		{"required column in a subquery, all", map[string]any{"required_columns": []any{"tenant_id"}, "column_context": "where"}, "SELECT * FROM t WHERE id IN (SELECT id FROM u WHERE tenant_id = 1)", ""},
-		{"parse error matches", nil, "DROP EVERYTHING NOW please", "parse"},
-		{"postgres cast does not parse", nil, "SELECT '1'::int", "parse"},
-		{"comment only is not a query", nil, "-- nothing", "parse"},
-	}
-	for _, tt := range tests {
+// ruleCase is a query, a config and the violation it should raise.
+type ruleCase struct {
+	name  string
+	cfg   map[string]any
+	query string
+	want  string // violation rule, "" for no match, "parse" for a parse error
+}
+
+// ruleCases are the MySQL dialect's cases; TestPostgresSharedRules runs those that are PostgreSQL too.
+var ruleCases = []ruleCase{
+	{"read-only allows select", map[string]any{"allowed_operations": []any{"SELECT"}}, "SELECT id FROM users WHERE id = 1", ""},
+	{"read-only blocks delete", map[string]any{"allowed_operations": []any{"select"}}, "DELETE FROM users WHERE id = 1", "operation_not_allowed"},
+	{"blocked drop", map[string]any{"blocked_operations": []any{"DROP", "TRUNCATE"}}, "DROP TABLE users", "operation_blocked"},
+	{"block_ddl", map[string]any{"block_ddl": true}, "ALTER TABLE users ADD COLUMN x INT", "operation_blocked"},
+	{"block_dcl grant", map[string]any{"block_dcl": true}, "GRANT ALL ON *.* TO 'eve'@'%'", "operation_blocked"},
+	{"DDL group in blocked_operations", map[string]any{"blocked_operations": []any{"DDL"}}, "TRUNCATE TABLE logs", "operation_blocked"},
+	{"stacked query", map[string]any{"allow_multi_statements": false}, "SELECT 1 FROM t; DROP TABLE users", "multi_statements"},
+	{"one statement with a trailing semicolon", map[string]any{"allow_multi_statements": false}, "SELECT 1 FROM t;", ""},
+	{"max_statements", map[string]any{"max_statements": 2}, "SELECT 1; SELECT 2; SELECT 3", "max_statements"},
+	{"blocked table", map[string]any{"blocked_tables": []any{"secrets"}}, "SELECT * FROM app.Secrets s JOIN users u ON u.id = s.uid", "table_blocked"},
+	{"blocked table in a subquery", map[string]any{"blocked_tables": []any{"salaries"}}, "SELECT * FROM users WHERE id IN (SELECT uid FROM salaries)", "table_blocked"},
+	{"allowed tables", map[string]any{"allowed_tables": []any{"orders", "users"}}, "SELECT * FROM orders JOIN payments ON payments.oid = orders.id", "table_not_allowed"},
+	{"allowed tables ok", map[string]any{"allowed_tables": []any{"orders", "users"}}, "SELECT o.id FROM orders o JOIN users u ON u.id = o.uid", ""},
+	{"cte name is not a table", map[string]any{"allowed_tables": []any{"orders"}}, "WITH recent AS (SELECT * FROM orders) SELECT * FROM recent", ""},
+	{"blocked schema", map[string]any{"blocked_schemas": []any{"mysql", "information_schema"}}, "SELECT * FROM mysql.user", "schema_blocked"},
+	{"allowed schema", map[string]any{"allowed_schemas": []any{"app"}}, "SELECT * FROM billing.invoices", "schema_not_allowed"},
+	{"delete without where", map[string]any{"require_where": true}, "DELETE FROM users", "missing_where"},
+	{"update without where", map[string]any{"require_where": true}, "UPDATE users SET admin = 1", "missing_where"},
+	{"update with where", map[string]any{"require_where": true}, "UPDATE users SET admin = 1 WHERE id = 7", ""},
+	{"missing limit", map[string]any{"require_limit": true}, "SELECT * FROM users", "missing_limit"},
+	{"limit too large", map[string]any{"require_limit": true, "max_limit": 100}, "SELECT * FROM users LIMIT 5000", "max_limit"},
+	{"limit fine", map[string]any{"require_limit": true, "max_limit": 100}, "SELECT * FROM users LIMIT 50", ""},
+	{"result window", map[string]any{"max_result_window": 1000}, "SELECT * FROM users LIMIT 100 OFFSET 950", "max_result_window"},
+	{"joins", map[string]any{"max_joins": 1}, "SELECT * FROM a JOIN b ON a.id = b.id JOIN c ON c.id = b.id", "max_joins"},
+	{"unions", map[string]any{"max_union_count": 0}, "SELECT a FROM t UNION SELECT b FROM u", "max_union_count"},
+	{"subquery depth", map[string]any{"max_subquery_depth": 1}, "SELECT * FROM t WHERE a IN (SELECT a FROM u WHERE b IN (SELECT b FROM v))", "max_subquery_depth"},
+	{"subquery depth ok", map[string]any{"max_subquery_depth": 2}, "SELECT * FROM t WHERE a IN (SELECT a FROM u WHERE b IN (SELECT b FROM v))", ""},
+	{"required columns any", map[string]any{"required_columns": []any{"tenant_id"}}, "SELECT name FROM users WHERE id = 1", "missing_required_columns"},
+	{"required columns in where", map[string]any{"required_columns": []any{"tenant_id"}, "column_context": "where"}, "SELECT tenant_id FROM users WHERE id = 1", "missing_required_columns"},
+	{"required columns present", map[string]any{"required_columns": []any{"tenant_id"}, "column_context": "where"}, "SELECT name FROM users WHERE tenant_id = 3", ""},
+	{"blocked table in DROP", map[string]any{"blocked_tables": []any{"users"}}, "DROP TABLE app.users", "table_blocked"},
+	{"blocked table in INSERT", map[string]any{"blocked_tables": []any{"audit"}}, "INSERT INTO audit (a) VALUES (1)", "table_blocked"},
+	{"blocked table in UPDATE", map[string]any{"blocked_tables": []any{"users"}}, "UPDATE Users SET a = 1 WHERE id = 2", "table_blocked"},
+	{"case_sensitive tables", map[string]any{"blocked_tables": []any{"users"}, "case_sensitive": true}, "UPDATE Users SET a = 1 WHERE id = 2", ""},
+	{"replace is its own kind", map[string]any{"blocked_operations": []any{"REPLACE"}}, "REPLACE INTO t (a) VALUES (1)", "operation_blocked"},
+	{"required column only in a subquery, top_level", map[string]any{"required_columns": []any{"tenant_id"}, "column_context": "where", "column_context_scope": "top_level"}, "SELECT * FROM t WHERE id IN (SELECT id FROM u WHERE tenant_id = 1)", "missing_required_columns"},
+	{"required column in a subquery, all", map[string]any{"required_columns": []any{"tenant_id"}, "column_context": "where"}, "SELECT * FROM t WHERE id IN (SELECT id FROM u WHERE tenant_id = 1)", ""},
+	{"parse error matches", nil, "DROP EVERYTHING NOW please", "parse"},
+	{"postgres cast does not parse", nil, "SELECT '1'::int", "parse"},
+	{"comment only is not a query", nil, "-- nothing", "parse"},
+}
+
+func TestRules(t *testing.T) { runRuleCases(t, ruleCases, nil) }
+
+// runRuleCases evaluates each case, with extra merged into its config.
+func runRuleCases(t *testing.T, cases []ruleCase, extra map[string]any) {
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			res := eval(t, build(t, tt.cfg), tt.query)
+			cfg := map[string]any{}
+			for k, v := range tt.cfg {
+				cfg[k] = v
+			}
+			for k, v := range extra {
+				cfg[k] = v
+			}
+			res := eval(t, build(t, cfg), tt.query)
 			switch {
 			case tt.want == "":
 				if res.Matched {
@@ -192,7 +207,7 @@ func TestConfigErrors(t *testing.T) {
 		{map[string]any{"allow_multi_statements": false, "max_statements": 2}, "max_statements"},
 		{map[string]any{"max_limit": 0}, "max_limit"},
 		{map[string]any{"required_column_values": map[string]any{"a.": "t"}}, "required_column_values.a."},
-		{map[string]any{"dialect": "postgres"}, "dialect"},
+		{map[string]any{"dialect": "oracle"}, "dialect"},
 		{map[string]any{"query_field": "input..q"}, "query_field"},
 	} {
 		_, err := r.Build(Name, tt.cfg)

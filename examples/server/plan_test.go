@@ -26,6 +26,9 @@ const (
 		"condition": {"evaluator": {"config": {"pattern": "a"}, "name": "regex"}, "selector": {"path": "input"}}}`
 	denyB        = `{"condition": {"selector": {"path": "input"}, "evaluator": {"name": "regex", "config": {"pattern": "b"}}}, "action": {"decision": "deny"}, "tags": ["x"]}`
 	denyDisabled = `{"enabled": false, "condition": {"selector": {"path": "input"}, "evaluator": {"name": "regex", "config": {"pattern": "a"}}}, "action": {"decision": "deny"}}`
+	// a json evaluator config under guard's name, and the form the server stores it in
+	jsonSchemaWritten = `{"condition": {"selector": {"path": "input"}, "evaluator": {"name": "json", "config": {"schema": {"type": "object"}}}}, "action": {"decision": "deny"}}`
+	jsonSchemaStored  = `{"condition": {"selector": {"path": "input"}, "evaluator": {"name": "json", "config": {"json_schema": {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"}}}}, "action": {"decision": "deny"}}`
 )
 
 // summaryOf is a plan as short strings, for comparing with a table.
@@ -83,6 +86,10 @@ func TestComputePlan(t *testing.T) {
 			agents: []agent{{"bot", []string{"a"}}},
 			server: map[string]remoteControl{"a": {ID: 1, Version: 3, Enabled: true, Data: mustData(t, denyA)}},
 			links:  map[string][]string{"bot": {"a"}},
+			want:   nil, emptyOut: true},
+		{name: "json config in guard's names, stored in the canonical form: nothing",
+			file:   []fileControl{{"a", jsonSchemaWritten}},
+			server: map[string]remoteControl{"a": {ID: 1, Version: 3, Enabled: true, Data: mustData(t, jsonSchemaStored)}},
 			want:   nil, emptyOut: true},
 		{name: "data changed: one update with the changed paths",
 			file:   []fileControl{{"a", denyB}},

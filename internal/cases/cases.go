@@ -60,6 +60,9 @@ type Case struct {
 	// Stage is "pre" or "post" (deliberately unchecked so a case can use an invalid stage).
 	Stage string `json:"stage"`
 	Want  Want   `json:"want"`
+	// NeedsCgo marks a case that needs what only a build with cgo has (the sql evaluator's postgres
+	// dialect): LoadFile leaves it out of a build without cgo.
+	NeedsCgo bool `json:"needs_cgo,omitempty"`
 }
 
 // Control is a control of a case, its data kept as raw JSON so callers decide how to parse it.
@@ -130,6 +133,15 @@ func LoadFile(path string) (File, error) {
 	f := File{Name: strings.TrimSuffix(filepath.Base(path), ".yaml"), Path: path, Cases: doc.Cases}
 	if len(f.Cases) == 0 {
 		return File{}, fmt.Errorf("cases: %s: no cases", path)
+	}
+	if !withCgo {
+		kept := f.Cases[:0]
+		for _, c := range f.Cases {
+			if !c.NeedsCgo {
+				kept = append(kept, c)
+			}
+		}
+		f.Cases = kept
 	}
 	seen := make(map[string]bool, len(f.Cases))
 	for i := range f.Cases {

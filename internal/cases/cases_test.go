@@ -132,3 +132,30 @@ func TestCorpusLoads(t *testing.T) {
 		t.Errorf("corpus has %d cases, want at least 90", n)
 	}
 }
+
+// TestNeedsCgoCasesOnlyWithCgo: a case marked needs_cgo is loaded by a build with cgo and left out of
+// one without.
+func TestNeedsCgoCasesOnlyWithCgo(t *testing.T) {
+	dir := t.TempDir()
+	cgoCase := strings.Replace(goodFile, "  - name: ssn is denied\n", "  - name: ssn is denied\n    needs_cgo: true\n", 1)
+	write(t, dir, "a.yaml", cgoCase)
+	f, err := LoadFile(filepath.Join(dir, "a.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var marked, others int
+	for _, c := range f.Cases {
+		if c.NeedsCgo {
+			marked++
+		} else {
+			others++
+		}
+	}
+	want := 0
+	if withCgo {
+		want = 1
+	}
+	if marked != want || others != 1 {
+		t.Fatalf("%d needs_cgo cases (want %d, cgo %v), %d others (want 1)", marked, want, withCgo, others)
+	}
+}

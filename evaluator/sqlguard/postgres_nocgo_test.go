@@ -1,0 +1,21 @@
+//go:build !cgo
+
+package sqlguard
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/guardrail-control/guard/evaluator"
+)
+
+// TestPostgresNeedsCgo: without cgo there is no PostgreSQL parser, and the config says so.
+func TestPostgresNeedsCgo(t *testing.T) {
+	r := evaluator.NewRegistry()
+	r.Register(Factory())
+	_, err := r.Build(Name, map[string]any{"dialect": "postgres"})
+	var ce *evaluator.ConfigError
+	if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0].Field != "dialect" || ce.Problems[0].Code != "unavailable" {
+		t.Fatalf("err %v", err)
+	}
+}
