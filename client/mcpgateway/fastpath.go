@@ -41,8 +41,11 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	fc := &fastConn{Connection: c, g: t.g, calls: map[jsonrpc.ID]context.CancelFunc{}}
+	fc := &fastConn{Connection: c, g: t.g, calls: map[jsonrpc.ID]context.CancelFunc{}, work: make(chan fastJob)}
 	fc.ctx, fc.cancel = context.WithCancel(context.Background())
+	if lc, ok := c.(*lineConn); ok {
+		lc.setInterceptor(fc.intercept)
+	}
 	return fc, nil
 }
 
@@ -53,7 +56,8 @@ type fastConn struct {
 
 	ctx    context.Context // the fast calls run under it; cancelled by Close and at the end of the input
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // fast calls in flight
+	wg     sync.WaitGroup // the workers
+	work   chan fastJob   // to an idle worker
 
 	mu          sync.Mutex
 	initID      jsonrpc.ID // the client's initialize request
@@ -71,30 +75,35 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.cancel() // as the SDK does: no cancellation can arrive any more
 			return nil, err
 		}
-		req, ok := msg.(*jsonrpc.Request)
-		if !ok {
+		if !c.intercept(msg) {
 			return msg, nil
 		}
-		switch req.Method {
-		case "initialize":
-			c.mu.Lock()
-			c.initID, c.version = req.ID, ""
-			c.mu.Unlock()
-		case "notifications/initialized":
-			c.mu.Lock()
-			c.initialized = true
-			c.mu.Unlock()
-		case "notifications/cancelled":
-			if c.cancelCall(req.Params) {
-				continue
-			}
-		case "tools/call":
-			if req.IsCall() && c.take(req) {
-				continue
-			}
-		}
-		return msg, nil
 	}
+}
+
+// intercept looks at each message from the client before the SDK: it takes the calls of the fast path
+// and the cancellations of those calls (true), and notes the handshake. It does not block: on a lineConn
+// it runs on the connection's read loop (see interceptor).
+func (c *fastConn) intercept(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return false
+	}
+	switch req.Method {
+	case "initialize":
+		c.mu.Lock()
+		c.initID, c.version = req.ID, ""
+		c.mu.Unlock()
+	case "notifications/initialized":
+		c.mu.Lock()
+		c.initialized = true
+		c.mu.Unlock()
+	case "notifications/cancelled":
+		return c.cancelCall(req.Params)
+	case "tools/call":
+		return req.IsCall() && c.take(req)
+	}
+	return false
 }
 
 // Write implements mcp.Connection. It notes the protocol version of the SDK's answer to initialize.
@@ -157,16 +166,42 @@ func (c *fastConn) take(req *jsonrpc.Request) bool {
 		return false // the SDK answers a duplicate ID as it does
 	}
 	c.calls[req.ID] = cancel
-	c.wg.Add(1)
+	job := fastJob{ctx: ctx, id: req.ID, p: p}
+	select {
+	case c.work <- job: // an idle worker took it
+	default:
+		c.wg.Add(1)
+		go c.worker(job)
+	}
 	c.mu.Unlock()
-	go c.serve(ctx, req.ID, p)
 	return true
+}
+
+// fastJob is one fast call for a worker.
+type fastJob struct {
+	ctx context.Context
+	id  jsonrpc.ID
+	p   fastParams
+}
+
+// worker serves fast calls until the connection closes. Workers outlive their call so that the next one
+// does not pay for a new goroutine and the growth of its stack (the checks and the JSON codecs need a
+// deep one); there are as many as there were calls at once.
+func (c *fastConn) worker(job fastJob) {
+	defer c.wg.Done()
+	for {
+		c.serve(job.ctx, job.id, job.p)
+		select {
+		case job = <-c.work:
+		case <-c.ctx.Done():
+			return
+		}
+	}
 }
 
 // serve runs one fast call and answers it, unless it was cancelled (by the client, or because the session
 // ends): a cancelled request gets no answer.
 func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
-	defer c.wg.Done()
 	defer func() {
 		c.mu.Lock()
 		cancel := c.calls[id]
@@ -174,6 +209,7 @@ func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
 		c.mu.Unlock()
 		cancel()
 	}()
+	c.g.fastServed.Add(1)
 	hctx, release := c.g.handlerContext(ctx)
 	res, err := c.g.callTool(hctx, nil, p.name, &mcp.CallToolParamsRaw{Name: p.name, Arguments: p.args, Meta: p.meta})
 	release()

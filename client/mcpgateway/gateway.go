@@ -57,6 +57,8 @@ type Gateway struct {
 	up    *mcp.ClientSession
 	relay *relay // nil when tools/call goes through the SDK's client session (see forwardCall)
 
+	fastServed atomic.Int64 // tools/call served by the fast path of Run (fastpath.go)
+
 	syncMu sync.Mutex // serialises Sync
 
 	mu    sync.Mutex

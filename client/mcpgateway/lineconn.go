@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,11 +55,12 @@ type lineConn struct {
 	writeMu sync.Mutex
 	wbuf    []byte // reused by Write under writeMu
 
-	incoming chan lineOrErr // from the read loop
-	closed   chan struct{}
-	once     sync.Once
-	closeFn  func() error
-	closeErr error
+	incoming  chan lineOrErr // from the read loop
+	intercept atomic.Pointer[func(jsonrpc.Message) bool]
+	closed    chan struct{}
+	once      sync.Once
+	closeFn   func() error
+	closeErr  error
 }
 
 type lineOrErr struct {
@@ -89,6 +91,9 @@ func (c *lineConn) readLoop(br *bufio.Reader, maxLine int) {
 			continue
 		default:
 			v.msg, v.err = decodeMessage(line)
+			if f := c.intercept.Load(); v.err == nil && f != nil && (*f)(v.msg) {
+				continue
+			}
 		}
 		select {
 		case c.incoming <- v:
@@ -149,6 +154,11 @@ func trimSpace(b []byte) []byte {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// setInterceptor makes the read loop offer each message to f first; the messages f takes (true) are not
+// returned by Read. It saves a goroutine hand-off per message to the fast path and the relay, which
+// otherwise take their messages in a wrapper's Read. f must not block.
+func (c *lineConn) setInterceptor(f func(jsonrpc.Message) bool) { c.intercept.Store(&f) }
 
 // Read implements mcp.Connection.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {

@@ -32,7 +32,7 @@ const relayPrefix = "guard-"
 // relay is the gateway's side of the upstream connection.
 type relay struct {
 	conn mcp.Connection // set by Connect
-	seq  atomic.Int64
+	seq  atomic.Int64   // numbers the relay's requests: the count of calls relayed
 
 	mu      sync.Mutex
 	pending map[string]chan *jsonrpc.Response // by request ID, while the call waits
@@ -62,7 +62,11 @@ func (t *relayTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	t.r.conn = c
-	return &relayConn{Connection: c, r: t.r}, nil
+	rc := &relayConn{Connection: c, r: t.r}
+	if lc, ok := c.(*lineConn); ok {
+		lc.setInterceptor(rc.intercept)
+	}
+	return rc, nil
 }
 
 // relayConn is the upstream connection as the SDK's client session sees it: the relay's responses taken
@@ -80,14 +84,21 @@ func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.r.end(err)
 			return nil, err
 		}
-		if resp, ok := msg.(*jsonrpc.Response); ok {
-			if id, ok := resp.ID.Raw().(string); ok && strings.HasPrefix(id, relayPrefix) {
-				c.r.deliver(id, resp)
-				continue
-			}
+		if !c.intercept(msg) {
+			return msg, nil
 		}
-		return msg, nil
 	}
+}
+
+// intercept takes the responses to the relay's requests (true) and hands them to their calls.
+func (c *relayConn) intercept(msg jsonrpc.Message) bool {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if id, ok := resp.ID.Raw().(string); ok && strings.HasPrefix(id, relayPrefix) {
+			c.r.deliver(id, resp)
+			return true
+		}
+	}
+	return false
 }
 
 // Close implements mcp.Connection: calls still waiting fail.
