@@ -219,12 +219,10 @@ func decodeToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err == nil && !dec.More() && plainText(&p) {
-		res := &mcp.CallToolResult{Meta: p.Meta, StructuredContent: p.StructuredContent, IsError: p.IsError}
-		if p.Content != nil {
-			res.Content = make([]mcp.Content, len(p.Content))
-			for i, c := range p.Content {
-				res.Content[i] = &mcp.TextContent{Text: c.Text}
-			}
+		res := &mcp.CallToolResult{Meta: p.Meta, StructuredContent: p.StructuredContent, IsError: p.IsError,
+			Content: make([]mcp.Content, len(p.Content))} // never nil, as the SDK decodes it
+		for i, c := range p.Content {
+			res.Content[i] = &mcp.TextContent{Text: c.Text}
 		}
 		return res, nil
 	}
