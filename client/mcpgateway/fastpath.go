@@ -123,15 +123,16 @@ func (c *fastConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.Connection.Write(ctx, msg)
 }
 
-// Close implements mcp.Connection: it ends the fast calls in flight, waits for them, and closes the
-// connection.
+// Close implements mcp.Connection: it ends the fast calls in flight, closes the connection (which also
+// ends a worker's write to a client that stopped reading) and waits for the workers.
 func (c *fastConn) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
 	c.cancel()
+	err := c.Connection.Close()
 	c.wg.Wait()
-	return c.Connection.Close()
+	return err
 }
 
 // fastParams are the parameters of a tools/call the fast path takes.
