@@ -1,7 +1,6 @@
 package mcpgateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -164,7 +163,7 @@ func (c *fastConn) take(req *jsonrpc.Request) bool {
 	if _, dup := c.calls[req.ID]; dup {
 		c.mu.Unlock()
 		cancel()
-		return false // the SDK answers a duplicate ID as it does
+		return false // an ID already in flight: the SDK answers it as it does
 	}
 	c.calls[req.ID] = cancel
 	job := fastJob{ctx: ctx, id: req.ID, p: p}
@@ -239,13 +238,12 @@ func toolResponse(id jsonrpc.ID, res *mcp.CallToolResult, herr error) (*jsonrpc.
 		cp.Content = []mcp.Content{}
 		res = &cp
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // as the SDK encodes results
-	if err := enc.Encode(res); err != nil {
+	// The bytes the SDK's encoder writes: it calls this method and keeps its output.
+	b, err := res.MarshalJSON()
+	if err != nil {
 		return nil, err
 	}
-	return &jsonrpc.Response{ID: id, Result: bytes.TrimRight(buf.Bytes(), "\n")}, nil
+	return &jsonrpc.Response{ID: id, Result: b}, nil
 }
 
 // cancelCall cancels the fast call a notifications/cancelled is about; false when it is not about one.

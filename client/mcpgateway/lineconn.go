@@ -53,7 +53,6 @@ var ErrLineTooLong = errors.New("mcp: JSON-RPC message longer than the maximum l
 type lineConn struct {
 	w       io.Writer
 	writeMu sync.Mutex
-	wbuf    []byte // reused by Write under writeMu
 
 	incoming  chan lineOrErr // from the read loop
 	intercept atomic.Pointer[func(jsonrpc.Message) bool]
@@ -193,11 +192,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return mcp.ErrConnectionClosed
 	default:
 	}
-	c.wbuf = append(append(c.wbuf[:0], data...), '\n')
-	_, err = c.w.Write(c.wbuf)
-	if cap(c.wbuf) > 1<<20 {
-		c.wbuf = nil
-	}
+	_, err = c.w.Write(append(data, '\n'))
 	return err
 }
 
