@@ -109,7 +109,7 @@ func (c *lineConn) readLoop(br *bufio.Reader, maxLine int) {
 // At the end of the stream a last line without "\n" is returned, then io.EOF.
 func readLine(br *bufio.Reader, maxLine int, long *[]byte) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull || (err == nil && len(*long) > 0) {
+	if err == bufio.ErrBufferFull { // longer than the buffer: assemble it
 		*long = append((*long)[:0], line...)
 		for err == bufio.ErrBufferFull {
 			if maxLine > 0 && len(*long) > maxLine {
