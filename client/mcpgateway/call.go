@@ -54,7 +54,7 @@ func (g *Gateway) callTool(ctx context.Context, ss *mcp.ServerSession, name stri
 		fwd.Meta, done = g.trackProgress(fwd.Meta, ss, tok)
 		defer done()
 	}
-	res, err := g.up.CallTool(callCtx, fwd)
+	res, err := g.forwardCall(callCtx, fwd)
 	if err != nil {
 		return nil, g.upstreamError(callCtx, "tools/call", name, err)
 	}

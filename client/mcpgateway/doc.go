@@ -23,4 +23,9 @@
 // Streamable HTTP endpoint, an in-memory pipe) and Server returns an *mcp.Server to run on any downstream
 // transport. The Guard is what decides: AgentGuard for an agent of the guard server (client.Init, with its
 // refresh, fail-open snapshot and in-process evaluation), LocalGuard for a controls file and no server.
+//
+// For stdio, use LineTransport and CommandTransport rather than the SDK's transports, and serve a session
+// with Gateway.Run: a plain tools/call then costs the gateway tens of microseconds instead of most of a
+// millisecond (the fast path of Run in fastpath.go, the relay to the upstream in relay.go; docs/mcp.md,
+// "Cost").
 package mcpgateway

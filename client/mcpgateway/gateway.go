@@ -36,14 +36,28 @@ type Options struct {
 	Logger *zap.Logger
 	// ClientInfo is the implementation the gateway announces to the upstream; default "guard-mcp-gateway".
 	ClientInfo *mcp.Implementation
+	// ProtocolVersion is the MCP version the gateway asks the upstream for; default DefaultProtocolVersion.
+	// The upstream may answer with an older one. Clients speak to the gateway in any version the SDK
+	// supports, whatever this is.
+	ProtocolVersion string
 }
+
+// DefaultProtocolVersion is the MCP version the gateway asks an upstream for by default: 2025-11-25, the
+// last version of the session protocol, which servers of every SDK speak. From 2026-07-28 on every
+// request carries the client's version, name and capabilities in its _meta, which the SDK's servers
+// decode again on every call; the gateway has no use for that version's additions (it forwards tools,
+// resources and prompts), and its relay of tools/call (relay.go) carries session-protocol calls only.
+const DefaultProtocolVersion = "2025-11-25"
 
 // Gateway is one connection to an upstream MCP server with the tools it announced. Create it with
 // Connect, serve clients with Server, and Close it when done. It is safe for concurrent use.
 type Gateway struct {
-	opts Options
-	log  *zap.Logger
-	up   *mcp.ClientSession
+	opts  Options
+	log   *zap.Logger
+	up    *mcp.ClientSession
+	relay *relay // nil when tools/call goes through the SDK's client session (see forwardCall)
+
+	fastServed atomic.Int64 // tools/call served by the fast path of Run (fastpath.go)
 
 	syncMu sync.Mutex // serialises Sync
 
@@ -92,12 +106,24 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 		// Progress of a forwarded call goes back to the client that made it.
 		ProgressNotificationHandler: g.onProgress,
 	})
-	up, err := c.Connect(ctx, t, nil)
+	var r *relay
+	if relayable(t) {
+		r = &relay{}
+		t = &relayTransport{Transport: t, r: r}
+	}
+	version := opts.ProtocolVersion
+	if version == "" {
+		version = DefaultProtocolVersion
+	}
+	up, err := c.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		g.cancelHandlers()
 		return nil, fmt.Errorf("mcp gateway: connect to the upstream MCP server: %w", err)
 	}
 	g.up = up
+	if ir := up.InitializeResult(); r != nil && ir != nil && ir.ProtocolVersion < newProtocolVersion {
+		g.relay = r
+	}
 	tools, err := g.listTools(ctx)
 	if err != nil {
 		g.cancelHandlers()

@@ -15,6 +15,9 @@ var ErrNoServer = errors.New("mcp gateway: Run before Server")
 // flight, then closes the session. mcp.Server.Run alone cannot stop such a session: it waits for the
 // requests in flight, and a client's subscriptions/listen request lasts as long as the session.
 // Once ctx has ended a session this way the gateway answers no more requests: Close it.
+//
+// Run answers the plain tools/call requests of the session itself, without the SDK's server session
+// (see fastpath.go): the same checks and forwarding at a fraction of the cost per call.
 func (g *Gateway) Run(ctx context.Context, t mcp.Transport) error {
 	g.mu.Lock()
 	srv := g.srv
@@ -25,7 +28,7 @@ func (g *Gateway) Run(ctx context.Context, t mcp.Transport) error {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	served := make(chan error, 1)
-	go func() { served <- srv.Run(runCtx, t) }()
+	go func() { served <- srv.Run(runCtx, &fastTransport{Transport: t, g: g}) }()
 	select {
 	case err := <-served:
 		return err

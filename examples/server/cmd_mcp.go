@@ -100,7 +100,7 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 	if len(f.command) > 0 {
 		cmd := exec.Command(f.command[0], f.command[1:]...)
 		cmd.Stderr = env.stderr // the upstream's own logs
-		upstream = &mcp.CommandTransport{Command: cmd}
+		upstream = &mcpgateway.CommandTransport{Command: cmd}
 	} else {
 		upstream = &mcp.StreamableClientTransport{Endpoint: f.upstream}
 	}
@@ -210,7 +210,7 @@ func stdioTransport(env *commandEnv) mcp.Transport {
 	if !ok {
 		r = io.NopCloser(env.stdin)
 	}
-	return &mcp.IOTransport{Reader: r, Writer: nopWriteCloser{env.stdout}}
+	return &mcpgateway.LineTransport{Reader: r, Writer: nopWriteCloser{env.stdout}}
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -69,6 +69,12 @@ func startGateway(t *testing.T, args ...string) *gatewayProc {
 // startGatewayEnv is startGateway with env (KEY=value) over the test's environment.
 func startGatewayEnv(t *testing.T, env []string, args ...string) *gatewayProc {
 	t.Helper()
+	return startGatewaySession(t, nil, env, args...)
+}
+
+// startGatewaySession is startGatewayEnv with the client's session options (its protocol version).
+func startGatewaySession(t *testing.T, session *mcp.ClientSessionOptions, env []string, args ...string) *gatewayProc {
+	t.Helper()
 	bin := buildServer(t)
 	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
 	cmd.Dir = t.TempDir()
@@ -85,7 +91,7 @@ func startGatewayEnv(t *testing.T, env []string, args ...string) *gatewayProc {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, session)
 	if err != nil {
 		t.Fatalf("connect to guard mcp: %v\n%s", err, g.stderr)
 	}
@@ -453,6 +459,63 @@ func TestMCPGatewayControlsFileNoServer(t *testing.T) {
 	}
 	if s := g.stderr.String(); !strings.Contains(s, "starting from the controls file") {
 		t.Fatalf("with $GUARD_URL the file is not the fallback of the server:\n%s", s)
+	}
+}
+
+// TestMCPGatewaySessionProtocolClient: a client of the session protocol (2025-11-25, what MCP clients
+// speak today), whose plain tools/call `guard mcp` serves on its fast path and relays to the upstream
+// itself, gets the same decisions: a denied call never reaches the upstream, an allowed one returns its
+// result, a post-stage denial withholds the result, and a call with a progress token (left to the SDK)
+// works too.
+func TestMCPGatewaySessionProtocolClient(t *testing.T) {
+	upstream := buildMCPServer(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "controls.yaml")
+	if err := os.WriteFile(file, []byte(`controls:
+  - name: no-rm-rf
+    data:
+      scope: {step_types: [tool], step_names: [echo], stages: [pre]}
+      condition: {selector: {path: input.text}, evaluator: {name: regex, config: {pattern: "rm -rf"}}}
+      action: {decision: deny}
+  - name: no-ssn-out
+    data:
+      scope: {step_types: [tool], stages: [post]}
+      condition: {selector: {path: output}, evaluator: {name: regex, config: {pattern: '\d{3}-\d{2}-\d{4}'}}}
+      action: {decision: deny}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	count := filepath.Join(dir, "calls")
+	g := startGatewaySession(t, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}, nil,
+		"--agent", "offline", "--controls", file, "--", upstream, "--count-file", count)
+	if v := g.cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("negotiated %s", v)
+	}
+	if res := g.call("echo", map[string]any{"text": "rm -rf ~"}); !res.IsError || !strings.Contains(resultText(res), `"no-rm-rf"`) {
+		t.Fatalf("denied call: %+v", res)
+	}
+	if calls := upstreamCalls(t, count); len(calls) != 0 {
+		t.Fatalf("a denied call reached the upstream: %v", calls)
+	}
+	for i := range 3 {
+		text := fmt.Sprintf("hi %d", i)
+		if res := g.call("echo", map[string]any{"text": text}); res.IsError || resultText(res) != "echo: "+text {
+			t.Fatalf("allowed call: %+v", res)
+		}
+	}
+	if res := g.call("lookup", map[string]any{"id": "1"}); !res.IsError || !strings.Contains(resultText(res), `"no-ssn-out"`) {
+		t.Fatalf("post denial: %+v", res)
+	}
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "with progress"}}
+	params.SetProgressToken("p-1")
+	if res, err := g.cs.CallTool(context.Background(), params); err != nil || resultText(res) != "echo: with progress" {
+		t.Fatalf("call with a progress token: %+v, %v", res, err)
+	}
+	if calls := upstreamCalls(t, count); len(calls) != 5 {
+		t.Fatalf("upstream calls %v, want the 3 allowed echoes, the lookup and the call with progress", calls)
+	}
+	if err := g.close(); err != nil {
+		t.Fatalf("gateway exit: %v\n%s", err, g.stderr)
 	}
 }
 

@@ -1,0 +1,12 @@
+package mcpgateway
+
+// FastCalls is the number of tools/call g's Run served on its fast path.
+func FastCalls(g *Gateway) int64 { return g.fastServed.Load() }
+
+// RelayedCalls is the number of tools/call g relayed to the upstream itself; -1 when it has no relay.
+func RelayedCalls(g *Gateway) int64 {
+	if g.relay == nil {
+		return -1
+	}
+	return g.relay.seq.Load()
+}
