@@ -34,6 +34,8 @@ func applySpans(text string, spans []redactSpan) string {
 		s.start, s.end = max(s.start, 0), min(s.end, n)
 		if s.whole {
 			s.start, s.end = 0, n
+		} else if s.start >= s.end {
+			continue
 		}
 		for s.start > 0 && s.start < n && !utf8.RuneStart(text[s.start]) {
 			s.start--

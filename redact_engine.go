@@ -52,7 +52,7 @@ type redactFinds map[string][]redactSpan
 
 // Locations of values in the payload: each object key is written with its length, so no two paths share
 // a key.
-func locKey(loc, k string) string { return loc + "." + strconv.Itoa(len(k)) + ":" + k }
+func locKey(loc, k string) string       { return loc + "." + strconv.Itoa(len(k)) + ":" + k }
 func locIndex(loc string, i int) string { return loc + "#" + strconv.Itoa(i) }
 
 // collectSpans adds the spans of the contributing leaves of n.
@@ -203,4 +203,3 @@ func copyJSON(v any, depth int) (any, bool) {
 	}
 	return nil, false
 }
-
