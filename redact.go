@@ -71,3 +71,19 @@ func (p *parser) redact(v any, path string, decision Decision) *Redaction {
 // Redacts reports whether the engine holds an enforced control with action.redact. Check only decides:
 // a caller that must hand on the redacted payload uses Evaluate when this is true.
 func (e *Engine) Redacts() bool { return e.load().hasRedact }
+
+// RedactedStep returns step as it may be handed on or stored after this result: step itself when nothing
+// was redacted, otherwise a copy whose input (stage pre) or output (stage post) is the redacted payload.
+func (r *Result) RedactedStep(step *Step) *Step {
+	if r == nil || r.Redacted == nil || step == nil {
+		return step
+	}
+	cp := *step
+	if r.Redacted.Input != nil {
+		cp.Input = r.Redacted.Input
+	}
+	if r.Redacted.Output != nil {
+		cp.Output = r.Redacted.Output
+	}
+	return &cp
+}
