@@ -2,6 +2,9 @@ package secrets
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/guardrail-control/guard/evaluator"
@@ -41,5 +44,21 @@ func TestSpans(t *testing.T) {
 	cancel()
 	if _, err := e.Spans(ctx, &evaluator.Data{Value: "push " + token, Text: "push " + token}); err == nil {
 		t.Error("Spans on a done context succeeded")
+	}
+}
+
+// TestSpansTooMany: past the bound of Scan, Spans fails rather than miss a secret.
+func TestSpansTooMany(t *testing.T) {
+	e, err := New(map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := 0; i < maxTotalFindings+5; i++ {
+		fmt.Fprintf(&b, "ghp_R8x2Lq9ZtV4mN7cW1pK3sY6dF0hJ5g%06d ", i)
+	}
+	text := b.String()
+	if _, err := e.Spans(context.Background(), &evaluator.Data{Value: text, Text: text}); !errors.Is(err, errTooManySecrets) {
+		t.Fatalf("Spans of %d secrets: %v, want errTooManySecrets", maxTotalFindings+5, err)
 	}
 }
