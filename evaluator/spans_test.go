@@ -76,3 +76,38 @@ func TestListSpans(t *testing.T) {
 		})
 	}
 }
+
+// FuzzSpans: the spans of regex and list are in range, non-empty, sorted and non-overlapping, on any text
+// (invalid UTF-8 included), for any list value and match mode.
+func FuzzSpans(f *testing.F) {
+	f.Add("a red fox, red foxes", "red", uint8(1), false)
+	f.Add("éé\xffb ab", "b", uint8(3), true)
+	f.Add("ÉCLAIR", "éclair", uint8(0), false)
+	f.Fuzz(func(t *testing.T, text, value string, mode uint8, caseSensitive bool) {
+		var spanners []Spanner
+		for _, p := range []string{`\w+`, `(?<=a)b+`, `x*`} {
+			r, err := NewRegex(p, !caseSensitive, false, false, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spanners = append(spanners, r)
+		}
+		modes := []ListMode{ListExact, ListContains, ListStartsWith, ListEndsWith}
+		if l, err := NewList([]string{value, "fox"}, ListOptions{Mode: modes[int(mode)%len(modes)], CaseSensitive: caseSensitive}); err == nil {
+			spanners = append(spanners, l)
+		}
+		for _, s := range spanners {
+			spans, err := s.Spans(context.Background(), &Data{Value: text, Text: text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := 0
+			for _, sp := range spans {
+				if sp.Start < end || sp.Start >= sp.End || sp.End > len(text) || sp.Type == "" {
+					t.Fatalf("%T on %q: bad span %+v in %+v", s, text, sp, spans)
+				}
+				end = sp.End
+			}
+		}
+	})
+}
