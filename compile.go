@@ -71,6 +71,9 @@ func compile(controls []Control, cfg *engineConfig, tolerant bool) (*snapshot, e
 		if s.controls[i].hasExternal {
 			s.hasExternal = true
 		}
+		if s.controls[i].redactWith != "" {
+			s.hasRedact = true
+		}
 	}
 	s.paths = c.paths
 	buildIndex(s)
@@ -224,6 +227,9 @@ func (c *compiler) control(ctl *Control, d *ControlData, prefix string) (cContro
 		class:    decisionClass(decision),
 		metadata: d.Action.Metadata,
 		scope:    d.Scope,
+	}
+	if d.Action.Redact != nil && !c.cfg.shadow {
+		cc.redactWith = d.Action.Redact.replacement()
 	}
 	if decision == DecisionSteer && d.Action.SteeringContext != nil {
 		sc := *d.Action.SteeringContext

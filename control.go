@@ -78,6 +78,9 @@ type Action struct {
 	Decision        Decision         `json:"decision"`
 	SteeringContext *SteeringContext `json:"steering_context,omitempty"`
 	Metadata        map[string]any   `json:"metadata,omitempty"`
+	// Redact, with a decision that lets the step through (allow, warn, log, observe), asks for the spans
+	// the condition's evaluators found to be replaced in the evaluation result (Result.Redacted).
+	Redact *Redaction `json:"redact,omitempty"`
 }
 
 // SteeringContext is the corrective guidance a steer control returns to the agent. Its JSON form always

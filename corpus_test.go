@@ -120,6 +120,15 @@ func corpusRun(t *testing.T, c *cases.Case) {
 		t.Errorf("confidence = %v, want %v", res.Confidence, *c.Want.Confidence)
 	}
 	corpusInvariants(t, c, controls, res)
+	if len(c.Want.Redacted) > 0 {
+		got, err := json.Marshal(res.Redacted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := c.Want.SameRedacted(got); err != nil || !ok {
+			t.Errorf("redacted = %s, want %s (%v)", got, c.Want.Redacted, err)
+		}
+	}
 
 	// Check is the decision-only form: it must agree with Evaluate.
 	cerr := eng.Check(ctx, &step, stage)

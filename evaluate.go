@@ -309,6 +309,9 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 		}
 	}
 	b.finish()
+	if b.redacting != nil {
+		res.Redacted = r.redaction(b.redacting, stage)
+	}
 	if reuse {
 		snap.putScratch(sc)
 	}
@@ -363,6 +366,9 @@ type resultBuilder struct {
 	ids                                    idGen
 	denyAt, denyErrAt, steerAt, steerErrAt int // index into Matches or Errors, -1 if none
 	minConf                                float64
+	// redacting are the controls with action.redact that count as matched, in evaluation order (nil
+	// when none: the common case costs nothing).
+	redacting []*cControl
 }
 
 // add files the outcome of control c and reports whether evaluation should go on (false after a
@@ -400,6 +406,9 @@ func (b *resultBuilder) add(c *cControl, o *nodeOut, dur time.Duration) bool {
 		cr.SelectorPath = c.selPath
 	}
 	if eff {
+		if c.redactWith != "" {
+			b.redacting = append(b.redacting, c)
+		}
 		if c.metadata != nil {
 			cr.Metadata = c.metadata
 		}

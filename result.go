@@ -13,6 +13,9 @@ type Result struct {
 	Matches         []ControlResult  `json:"matches"`
 	Errors          []ControlResult  `json:"errors"`
 	NonMatches      []ControlResult  `json:"non_matches"`
+	// Redacted is the stage's payload with what redacting controls found replaced; nil when no control
+	// with action.redact counted as matched (see Redaction).
+	Redacted *Redacted `json:"redacted,omitempty"`
 }
 
 // ControlResult is what one evaluated control produced.

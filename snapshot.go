@@ -35,6 +35,7 @@ type snapshot struct {
 	paths       []cPath
 	stages      [2]stageIndex // StagePre, StagePost
 	hasExternal bool
+	hasRedact   bool     // some control has action.redact (Engine.Redacts)
 	patWords    int      // words of the prefilter bitset over all paths
 	runSets     []runSet // distinct (path, byte set) pairs of the run prefilter
 	live        liveIndex
@@ -71,6 +72,9 @@ type cControl struct {
 	evName      string // the first leaf's evaluator and selector path (ControlResult), kept here to be
 	selPath     string // read without following firstLeaf
 	scope       Scope  // kept for building the index
+	// redactWith is the replacement template of a control with action.redact, "" for the others and in
+	// a shadow engine (a shadow control never changes what the caller gets).
+	redactWith string
 }
 
 // Kinds of condition nodes.

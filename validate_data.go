@@ -259,7 +259,7 @@ func (p *parser) scope(v any, path string) Scope {
 	return s
 }
 
-var actionFields = []string{"decision", "steering_context", "metadata"}
+var actionFields = []string{"decision", "steering_context", "metadata", "redact"}
 
 func (p *parser) action(v any, path string) Action {
 	var a Action
@@ -292,6 +292,9 @@ func (p *parser) action(v any, path string) Action {
 		p.add(scp, CodeRequired, "is required when decision is steer")
 	}
 	a.Metadata = p.jsonObject(obj["metadata"], join(path, "metadata"))
+	if rv := obj["redact"]; rv != nil {
+		a.Redact = p.redact(rv, join(path, "redact"), a.Decision)
+	}
 	return a
 }
 

@@ -228,6 +228,14 @@ func (b *treeBuilder) action(a *Action) map[string]any {
 	if len(a.Metadata) > 0 {
 		m["metadata"] = b.free(a.Metadata, 2)
 	}
+	if a.Redact != nil {
+		b.at(2)
+		rd := b.newMap()
+		if a.Redact.Replacement != "" {
+			rd["replacement"] = b.str(a.Redact.Replacement)
+		}
+		m["redact"] = rd
+	}
 	return m
 }
 

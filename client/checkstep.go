@@ -16,6 +16,10 @@ import (
 // check calls they only forward (the MCP gateway in client/mcpgateway). The step's Input must already be
 // a JSON value (string, float64, bool, nil, []any, map[string]any), and so must its Output at stage post;
 // step.Type and step.Name are required.
+//
+// When a control with action.redact matched, CheckStep replaces step.Input (stage pre) or step.Output
+// (stage post) with the redacted value: the caller hands on that instead of what it had (a new value;
+// the one it passed is not modified).
 func (a *Agent) CheckStep(ctx context.Context, step *guard.Step, stage guard.Stage) error {
 	if step == nil || step.Type == "" || step.Name == "" {
 		return errors.New("guard client: CheckStep needs a step with a type and a name")
@@ -24,5 +28,6 @@ func (a *Agent) CheckStep(ctx context.Context, step *guard.Step, stage guard.Sta
 		return errors.New(`guard client: CheckStep needs stage "pre" or "post"`)
 	}
 	cfg := protectConfig{stepType: step.Type, stepName: step.Name}
-	return a.check(ctx, step, stage, &cfg)
+	_, err := a.check(ctx, step, stage, &cfg)
+	return err
 }

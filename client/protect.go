@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -41,6 +42,10 @@ func Policy(label string) ProtectOption { return func(c *protectConfig) { c.poli
 //   - deny returns *guard.ControlViolationError and steer *guard.ControlSteerError (use errors.As); at pre
 //     fn is then not called, at post its output is withheld (the zero Out is returned).
 //   - warn logs a warning; log and allow only record. Evaluator errors follow each control's on_error.
+//   - a control with action.redact that matched replaces what it found: at pre fn receives the redacted
+//     input (and the step keeps it for post), at post the redacted output is returned instead of fn's.
+//     The redacted JSON value is turned back into In or Out through encoding/json; if it does not fit,
+//     Protect fails rather than hand on the original.
 //
 // sdk controls are evaluated in-process. server controls are evaluated by POST /evaluation, and only when
 // at least one of them applies to the step; when the server cannot answer, or with
@@ -71,7 +76,11 @@ func Protect[In, Out any](a *Agent, fn func(context.Context, In) (Out, error), o
 		if m, ok := ctx.Value(stepContextKey{}).(map[string]any); ok {
 			step.Context = m
 		}
-		if err := a.checkStage(ctx, &step, guard.StagePre, &cfg); err != nil {
+		redacted, err := a.checkStage(ctx, &step, guard.StagePre, &cfg)
+		if err == nil && redacted {
+			in, err = fromJSONValue[In](step.Input)
+		}
+		if err != nil {
 			sp.end(guard.StagePre, err)
 			return zero, err
 		}
@@ -85,7 +94,11 @@ func Protect[In, Out any](a *Agent, fn func(context.Context, In) (Out, error), o
 			sp.end(guard.StagePost, err)
 			return zero, err
 		}
-		if err := a.checkStage(ctx, &step, guard.StagePost, &cfg); err != nil {
+		redacted, err = a.checkStage(ctx, &step, guard.StagePost, &cfg)
+		if err == nil && redacted {
+			out, err = fromJSONValue[Out](step.Output)
+		}
+		if err != nil {
 			sp.end(guard.StagePost, err)
 			return zero, err
 		}
@@ -95,8 +108,11 @@ func Protect[In, Out any](a *Agent, fn func(context.Context, In) (Out, error), o
 }
 
 // check evaluates one stage: sdk controls in-process, then server controls (server or in-process). Deny
-// from either wins over steer; an sdk deny skips the server.
-func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, cfg *protectConfig) error {
+// from either wins over steer; an sdk deny skips the server. When a redacting control matched, the step's
+// payload for the stage (input at pre, output at post) is replaced by its redacted form, in step itself,
+// before the step is recorded or sent on, and redacted is true: the server controls see what the sdk
+// controls redacted, so the server never receives it.
+func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, cfg *protectConfig) (redacted bool, err error) {
 	p := a.pol.Load()
 	// Shadow sdk controls are evaluated and recorded before the decision, whatever it turns out to be
 	// (an engine without shadow controls costs one pointer load here).
@@ -106,20 +122,21 @@ func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, 
 		ctx, cancel := a.evaluationContext(ctx)
 		defer cancel()
 		var err error
-		if a.quiet() {
-			// Nothing to record or log: the decision-only path builds no per-control results.
+		if a.quiet() && !p.sdk.Redacts() {
+			// Nothing to record, log or redact: the decision-only path builds no per-control results.
 			err = p.sdk.Check(ctx, step, stage)
 		} else {
 			res, eerr := p.sdk.Evaluate(ctx, step, stage)
 			if eerr != nil {
-				return eerr
+				return redacted, eerr
 			}
+			redacted = applyRedaction(step, res) || redacted
 			a.observe(ctx, step, stage, cfg, res, true)
 			err = res.Err()
 		}
 		if err != nil {
 			if isDeny(err) || !steerErr(err) {
-				return err
+				return redacted, err
 			}
 			steer = err
 		}
@@ -127,15 +144,25 @@ func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, 
 	if p.srv.Applies(step, stage) {
 		res, err := a.evaluateServer(ctx, p, step, stage, cfg)
 		if err != nil {
-			return err
+			return redacted, err
 		}
+		redacted = res.Redacted != nil || redacted
 		if err := res.Err(); err != nil {
 			if isDeny(err) || steer == nil {
-				return err
+				return redacted, err
 			}
 		}
 	}
-	return steer
+	return redacted, steer
+}
+
+// applyRedaction replaces step's payload by the redacted one of res, if any, and reports whether it did.
+func applyRedaction(step *guard.Step, res *guard.Result) bool {
+	if res.Redacted == nil {
+		return false
+	}
+	*step = *res.RedactedStep(step)
+	return true
 }
 
 // evaluateServer evaluates the server controls: by POST /evaluation, or in-process (Config.
@@ -148,6 +175,7 @@ func (a *Agent) evaluateServer(ctx context.Context, p *policy, step *guard.Step,
 			if a.evalFailing.CompareAndSwap(true, false) {
 				a.logProtect.Info("server evaluation works again", zap.String("agent", a.name))
 			}
+			applyRedaction(step, res)
 			a.observe(ctx, step, stage, cfg, res, false)
 			return res, nil
 		}
@@ -166,6 +194,7 @@ func (a *Agent) evaluateServer(ctx context.Context, p *policy, step *guard.Step,
 	if err != nil {
 		return nil, err
 	}
+	applyRedaction(step, res)
 	a.observe(ctx, step, stage, cfg, res, true)
 	// The server records its shadow controls itself when it evaluates; in-process, the client does.
 	a.observeShadow(ctx, p.srv, step, stage, cfg)
@@ -196,4 +225,17 @@ func isDeny(err error) bool {
 func steerErr(err error) bool {
 	var s *guard.ControlSteerError
 	return errors.As(err, &s)
+}
+
+// fromJSONValue turns a redacted JSON value back into T through encoding/json.
+func fromJSONValue[T any](v any) (T, error) {
+	var out T
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, &out)
+	}
+	if err != nil {
+		return out, fmt.Errorf("guard client: the redacted value does not fit %T: %w", out, err)
+	}
+	return out, nil
 }

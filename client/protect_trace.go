@@ -50,14 +50,14 @@ func endOTelSpan(sp trace.Span, stage guard.Stage, err error) {
 }
 
 // checkStage is check inside a guard.check span when the agent has a tracer.
-func (a *Agent) checkStage(ctx context.Context, step *guard.Step, stage guard.Stage, cfg *protectConfig) error {
+func (a *Agent) checkStage(ctx context.Context, step *guard.Step, stage guard.Stage, cfg *protectConfig) (redacted bool, err error) {
 	if a.tracer == nil {
 		return a.check(ctx, step, stage, cfg)
 	}
 	ctx, sp := a.tracer.Start(ctx, spanCheck)
-	err := a.check(ctx, step, stage, cfg)
+	redacted, err = a.check(ctx, step, stage, cfg)
 	endOTelSpan(sp, stage, err)
-	return err
+	return redacted, err
 }
 
 // callFn calls the protected function, inside a guard.call span when the agent has a tracer.

@@ -17,13 +17,15 @@ import (
 func WithCapture(rec *capture.Recorder) Option { return func(c *config) { c.capture = rec } }
 
 // captureEvaluation hands an evaluated step to the capture recorder when its agent is captured. The
-// step is encoded and redacted on the recorder's goroutine, not here: the handler is done with it.
+// step is encoded and redacted (redaction paths) on the recorder's goroutine, not here: the handler is
+// done with it. When a redacting control matched, what is kept is the step as redacted (never the text
+// it found).
 func (s *Server) captureEvaluation(r *http.Request, agent string, step *guard.Step, stage guard.Stage, res *guard.Result) {
 	rec := s.cfg.capture
 	if !rec.Enabled(agent) {
 		return
 	}
-	rec.Enqueue(capture.Item{Agent: agent, Step: step, Stage: stage, Decision: res.Decision, Time: time.Now(),
+	rec.Enqueue(capture.Item{Agent: agent, Step: res.RedactedStep(step), Stage: stage, Decision: res.Decision, Time: time.Now(),
 		Source: "server", Size: r.ContentLength})
 }
 

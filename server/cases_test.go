@@ -130,6 +130,12 @@ func runCase(t *testing.T, ts *tserver, prefix, agent string, c cases.Case) {
 	if w.Confidence != nil && m["confidence"].(float64) != *w.Confidence {
 		t.Errorf("confidence %v, want %v", m["confidence"], *w.Confidence)
 	}
+	if len(w.Redacted) > 0 {
+		got, _ := json.Marshal(m["redacted"])
+		if ok, err := w.SameRedacted(got); err != nil || !ok {
+			t.Errorf("redacted %s, want %s (%v)", got, w.Redacted, err)
+		}
+	}
 }
 
 func orNull(raw json.RawMessage) string {

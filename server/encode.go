@@ -137,6 +137,12 @@ func appendResult(b []byte, r *guard.Result) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
+	if r.Redacted != nil {
+		b = append(b, `,"redacted":`...)
+		if b, err = appendAny(b, r.Redacted); err != nil {
+			return nil, err
+		}
+	}
 	return append(b, '}'), nil
 }
 

@@ -23,6 +23,8 @@ func TestAppendResultMatchesEncodingJSON(t *testing.T) {
 				Result: guard.EvaluatorResult{Confidence: 0, Error: "timeout\t<after 1s>"}}},
 			NonMatches: []guard.ControlResult{{ControlID: math.MaxInt64, Result: guard.EvaluatorResult{Confidence: 1e21}}}},
 		{Decision: guard.DecisionSteer, Confidence: 1, SteeringContext: &guard.SteeringContext{Message: "no actions"}},
+		{IsSafe: true, Decision: guard.DecisionAllow, Confidence: 1, Redacted: &guard.Redacted{Output: map[string]any{"a": "[REDACTED:email] <b>", "n": 1.5}}},
+		{IsSafe: true, Decision: guard.DecisionAllow, Confidence: 1, Redacted: &guard.Redacted{Input: "my pin [REDACTED:regex]"}},
 	}
 	for i, r := range results {
 		got, err := appendResult(nil, r)

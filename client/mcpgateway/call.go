@@ -49,6 +49,14 @@ func (g *Gateway) callTool(ctx context.Context, ss *mcp.ServerSession, name stri
 	if len(p.Arguments) > 0 {
 		fwd.Arguments = p.Arguments // as the client sent them, byte for byte
 	}
+	if replaced(args, step.Input) {
+		// A redacting control rewrote the arguments at pre: the upstream gets them redacted.
+		b, err := json.Marshal(step.Input)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/call: the redacted arguments cannot be encoded"}
+		}
+		fwd.Arguments = json.RawMessage(b)
+	}
 	if tok := p.GetProgressToken(); tok != nil && ss != nil {
 		var done func()
 		fwd.Meta, done = g.trackProgress(fwd.Meta, ss, tok)
@@ -64,8 +72,13 @@ func (g *Gateway) callTool(ctx context.Context, ss *mcp.ServerSession, name stri
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: fmt.Sprintf("upstream tool %q returned structured content that is not JSON", name)}
 	}
+	checked := step.Output
 	if blocked, err := g.check(ctx, &step, guard.StagePost); blocked != nil || err != nil {
 		return blocked, err
+	}
+	if replaced(checked, step.Output) {
+		// A redacting control rewrote the output: the client sees the redacted result only.
+		return RedactedResult(res, step.Output)
 	}
 	return res, nil
 }

@@ -39,6 +39,7 @@ func (g *LocalGuard) CheckStep(ctx context.Context, step *guard.Step, stage guar
 	if err != nil {
 		return err
 	}
+	*step = *res.RedactedStep(step) // a redacting control matched: the gateway hands on the redacted payload
 	for i := range res.Matches {
 		m := &res.Matches[i]
 		f := []zap.Field{zap.String("step_type", step.Type), zap.String("step_name", step.Name), zap.String("stage", string(stage)),

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,6 +74,60 @@ func jsonValue(v any) (any, error) {
 	var out any
 	err = json.Unmarshal(b, &out)
 	return out, err
+}
+
+// RedactedResult is res as the client sees it once a redacting control rewrote its step output (output,
+// the redacted StepOutput of res):
+//
+//   - with structuredContent, the structured content is output, and the text content blocks (by
+//     convention its serialisation) are replaced by one text block holding output as JSON;
+//   - otherwise the text content blocks, which StepOutput joined into the checked text, are replaced by
+//     one text block holding output, where the first of them was.
+//
+// Other content blocks (images, resources) are kept, in place; res itself is not modified.
+func RedactedResult(res *mcp.CallToolResult, output any) (*mcp.CallToolResult, error) {
+	out := *res
+	text, isText := output.(string)
+	if res.StructuredContent != nil || !isText {
+		b, err := json.Marshal(output)
+		if err != nil {
+			return nil, fmt.Errorf("the redacted tool result cannot be encoded: %w", err)
+		}
+		text = string(b)
+		if res.StructuredContent != nil {
+			out.StructuredContent = output
+		}
+	}
+	out.Content = make([]mcp.Content, 0, len(res.Content))
+	placed := false
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.TextContent); !ok {
+			out.Content = append(out.Content, c)
+			continue
+		}
+		if !placed {
+			out.Content = append(out.Content, &mcp.TextContent{Text: text})
+			placed = true
+		}
+	}
+	if !placed && res.StructuredContent == nil {
+		out.Content = append(out.Content, &mcp.TextContent{Text: text})
+	}
+	return &out, nil
+}
+
+// replaced reports whether a Guard replaced a step's payload (before, what the gateway gave it) with a
+// redacted one (after): a different string, or another object or list (a redaction is always a copy).
+func replaced(before, after any) bool {
+	switch b := before.(type) {
+	case string:
+		a, ok := after.(string)
+		return !ok || a != b
+	case map[string]any, []any:
+		va, vb := reflect.ValueOf(after), reflect.ValueOf(before)
+		return va.Kind() != vb.Kind() || va.UnsafePointer() != vb.UnsafePointer()
+	}
+	return false
 }
 
 // BlockedResult is the tool error result (isError true) a client gets for a call a control denied or

@@ -24,6 +24,7 @@
 //	      problems: []                        # ...with these field paths ("controls.0.condition")
 //	      may_skip: []                        # optional: controls the engine may skip after a deny
 //	      eval_error: false                   # optional: Evaluate must fail (malformed step or stage)
+//	      redacted: {output: "..."}           # optional: result.redacted (null: none expected)
 //
 // Beware of YAML 1.1 scalars in control data: unquoted yes, no, on, off, y and n are booleans, and
 // numbers stay numbers; quote them when a string is meant.
@@ -34,6 +35,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -93,6 +95,26 @@ type Want struct {
 	MaySkip []string `json:"may_skip,omitempty"`
 	// EvalError says Evaluate must fail (a malformed step or stage): no decision is expected.
 	EvalError bool `json:"eval_error,omitempty"`
+	// Redacted, when present, is the expected result.redacted ({input} or {output}); null expects none.
+	Redacted json.RawMessage `json:"redacted,omitempty"`
+}
+
+// SameRedacted reports whether got (the JSON of result.redacted, "null" or empty when absent) is what
+// the case expects; it is true when the case expects nothing in particular.
+func (w *Want) SameRedacted(got []byte) (bool, error) {
+	if len(w.Redacted) == 0 {
+		return true, nil
+	}
+	var want, have any
+	if err := json.Unmarshal(w.Redacted, &want); err != nil {
+		return false, err
+	}
+	if len(got) > 0 {
+		if err := json.Unmarshal(got, &have); err != nil {
+			return false, err
+		}
+	}
+	return reflect.DeepEqual(want, have), nil
 }
 
 type fileDoc struct {

@@ -1,0 +1,33 @@
+package secrets
+
+import (
+	"context"
+	"errors"
+
+	"github.com/guardrail-control/guard/evaluator"
+)
+
+// errTooManySecrets is the error of Spans for a text holding more secrets than Scan reports.
+var errTooManySecrets = errors.New("too many secrets to locate each one")
+
+// Spans implements evaluator.Spanner: the secrets Scan finds, typed by the id of the rule that found each
+// (github-pat, aws-access-token...). A span covers the secret itself, not the key or assignment around it.
+// A text with maxTotalFindings secrets or more is an error (Scan stops there; redaction must not miss one).
+func (e *Evaluator) Spans(ctx context.Context, d *evaluator.Data) ([]evaluator.Span, error) {
+	if d == nil || d.IsNull() || d.Text == "" {
+		return nil, nil
+	}
+	fs, err := e.Scan(ctx, d.Text)
+	if err != nil || len(fs) == 0 {
+		return nil, err
+	}
+	if len(fs) >= maxTotalFindings {
+		// Scan stops looking at this bound, so there may be more: the engine then redacts the whole text.
+		return nil, errTooManySecrets
+	}
+	out := make([]evaluator.Span, len(fs))
+	for i, f := range fs {
+		out[i] = evaluator.Span{Start: f.Start, End: f.End, Type: f.Rule}
+	}
+	return out, nil
+}
