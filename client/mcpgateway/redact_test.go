@@ -48,23 +48,34 @@ func TestRedactingGuard(t *testing.T) {
 			redact: func(*guard.Step, guard.Stage) {}, wantText: "echo: hi|second block"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, mcpgateway.Options{})
-			r.guard.decide = func(step *guard.Step, stage guard.Stage) error {
-				tc.redact(step, stage)
-				return nil
-			}
-			res, err := r.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.IsError || text(res) != tc.wantText {
-				t.Fatalf("result text %q (isError %v), want %q", text(res), res.IsError, tc.wantText)
-			}
-			if tc.wantStruct != nil && canon(res.StructuredContent) != canon(tc.wantStruct) {
-				t.Fatalf("structuredContent %v, want %v", res.StructuredContent, tc.wantStruct)
-			}
-		})
+		// Through the SDK's server session, and through Gateway.Run's fast path (as `guard mcp` serves).
+		for _, path := range []string{"sdk", "fast"} {
+			t.Run(tc.name+"/"+path, func(t *testing.T) {
+				var r *rig
+				if path == "sdk" {
+					r = newRig(t, mcpgateway.Options{})
+				} else {
+					r = newPipeRig(t, sessionVersion, mcpgateway.Options{})
+				}
+				r.guard.decide = func(step *guard.Step, stage guard.Stage) error {
+					tc.redact(step, stage)
+					return nil
+				}
+				res, err := r.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.IsError || text(res) != tc.wantText {
+					t.Fatalf("result text %q (isError %v), want %q", text(res), res.IsError, tc.wantText)
+				}
+				if tc.wantStruct != nil && canon(res.StructuredContent) != canon(tc.wantStruct) {
+					t.Fatalf("structuredContent %v, want %v", res.StructuredContent, tc.wantStruct)
+				}
+				if fast := mcpgateway.FastCalls(r.gw); path == "fast" && fast != 1 {
+					t.Fatalf("%d calls on the fast path, want 1", fast)
+				}
+			})
+		}
 	}
 }
 
