@@ -40,6 +40,10 @@ type TestExpect struct {
 	Decision  Decision `json:"decision,omitempty"`   // allow, deny or steer; empty: not checked
 	Matches   []string `json:"matches,omitempty"`    // controls whose condition must match the step
 	NoMatches []string `json:"no_matches,omitempty"` // controls whose condition must not match the step
+	// Redacted is the stage's payload (input at pre, output at post) as the agent must receive it once the
+	// redacting controls have replaced what they found: the payload itself when nothing is redacted.
+	// Nil: not checked.
+	Redacted any `json:"redacted,omitempty"`
 	// Match is the per-control form: "match" or "no_match" for the case's Control.
 	Match string `json:"-"`
 }
@@ -137,8 +141,8 @@ func ValidateTestCases(cases []TestCase, controls []Control) error {
 			if tc.Control != "" {
 				add(at+".control", CodeInvalid, "names the control of the per-control form: expect must then be match or no_match")
 			}
-			if e.Decision == "" && len(e.Matches) == 0 && len(e.NoMatches) == 0 {
-				add(at+".expect", CodeRequired, "must say a decision, matches or no_matches")
+			if e.Decision == "" && len(e.Matches) == 0 && len(e.NoMatches) == 0 && e.Redacted == nil {
+				add(at+".expect", CodeRequired, "must say a decision, matches, no_matches or redacted")
 			}
 			if e.Decision != "" && e.Decision != DecisionAllow && e.Decision != DecisionDeny && e.Decision != DecisionSteer {
 				add(at+".expect.decision", CodeEnum, "must be one of allow, deny, steer")
@@ -243,6 +247,11 @@ func RunTests(ctx context.Context, controls []Control, cases []TestCase, opts ..
 			tr.Result = res
 			if d := tc.Expect.Decision; d != "" && res.Decision != d {
 				fail("decision: expected %s, got %s%s", d, res.Decision, because(res))
+			}
+			if want := tc.Expect.Redacted; want != nil {
+				if msg := redactedMismatch(want, res.RedactedStep(&tc.Step), tc.Stage); msg != "" {
+					fail("%s", msg)
+				}
 			}
 			for _, want := range []struct {
 				names []string

@@ -49,13 +49,18 @@ func CheckControlTests(ctx context.Context, name string, d ControlData, opts ...
 	return nil
 }
 
-// String says in words what e expects: "a match", "no match", "decision deny".
+// String says in words what e expects: "a match", "no match", "decision deny", "a redacted payload"; never
+// the payload itself (failure messages of control data must not repeat a test's values).
 func (e TestExpect) String() string {
 	switch {
 	case e.Match == ExpectMatch:
 		return "a match"
 	case e.Match == ExpectNoMatch:
 		return "no match"
+	case e.Decision != "" && e.Redacted != nil:
+		return "decision " + string(e.Decision) + " and a redacted payload"
+	case e.Redacted != nil:
+		return "a redacted payload"
 	default:
 		return "decision " + string(e.Decision)
 	}

@@ -15,12 +15,13 @@ const MaxTestNameLength = 255
 var (
 	testFields   = []string{"name", "step", "stage", "expect"}
 	stepFields   = []string{"type", "name", "input", "output", "context"}
-	expectFields = []string{"decision"}
+	expectFields = []string{"decision", "redacted"}
 )
 
 // tests decodes data.tests: the per-control form of TestCase without a control name, the name of the
-// control being the one the data belongs to. Expect is "match", "no_match" or {"decision": ...} (what the
-// control alone decides); matches and no_matches, which name other controls, belong to test files.
+// control being the one the data belongs to. Expect is "match", "no_match" or {"decision"?, "redacted"?}
+// (what the control alone decides, and the stage's payload the agent receives after its redaction);
+// matches and no_matches, which name other controls, belong to test files.
 func (p *parser) tests(v any, path string) []TestCase {
 	arr, ok := v.([]any)
 	if !ok {
@@ -106,7 +107,7 @@ func (p *parser) testStep(v any, path string) Step {
 
 // testExpect decodes the expectation of a control's test.
 func (p *parser) testExpect(v any, path string) TestExpect {
-	const want = "must be match, no_match or an object {decision}"
+	const want = "must be match, no_match or an object {decision, redacted}"
 	switch x := v.(type) {
 	case nil:
 		p.add(path, CodeRequired, "is required")
@@ -117,22 +118,32 @@ func (p *parser) testExpect(v any, path string) TestExpect {
 		return TestExpect{Match: x}
 	case map[string]any:
 		obj, _ := p.object(x, path, expectFields...)
+		var e TestExpect
+		if rv, ok := obj["redacted"]; ok {
+			if rv == nil {
+				p.add(join(path, "redacted"), CodeType, "must be the payload the agent receives (a string, number, list or object)")
+			}
+			e.Redacted = rv
+		}
 		dp := join(path, "decision")
 		dv, ok := obj["decision"]
 		if !ok || dv == nil {
-			p.add(dp, CodeRequired, "is required")
-			return TestExpect{}
+			if e.Redacted == nil {
+				p.add(dp, CodeRequired, "is required (or redacted)")
+			}
+			return e
 		}
 		s, ok := p.str(dv, dp)
 		if !ok {
-			return TestExpect{}
+			return e
 		}
 		switch Decision(s) {
 		case DecisionAllow, DecisionDeny, DecisionSteer:
 		default:
 			p.add(dp, CodeEnum, "must be one of allow, deny, steer")
 		}
-		return TestExpect{Decision: Decision(s)}
+		e.Decision = Decision(s)
+		return e
 	default:
 		p.add(path, CodeType, want)
 	}
