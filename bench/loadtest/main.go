@@ -4,10 +4,12 @@
 // cache and the evaluation).
 //
 //	go run ./bench/loadtest                      # in-process server over a temporary SQLite file
+//	go run ./bench/loadtest -postgres 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
 //	go run ./bench/loadtest -target http://127.0.0.1:8000 -api-key KEY
 //
 // With no -target it starts the real server (package server over store, metrics and event recording on,
-// as examples/server runs it) on 127.0.0.1 with a free port. It creates an agent with 10 controls through
+// as examples/server runs it) on 127.0.0.1 with a free port; with -postgres it stores in a new database
+// created on that server for the run and dropped after it. It creates an agent with 10 controls through
 // the API, then runs -c connections for -d against each handler (after a short warm-up) and prints
 // requests/s, p50 and p99 latency for both and the ratio.
 package main
@@ -15,12 +17,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -45,6 +51,7 @@ func main() {
 		warmup   = flag.Duration("warmup", time.Second, "warm-up before each measurement")
 		obs      = flag.Bool("observability", true, "in-process server: record observability events as the default configuration does")
 		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of the whole run (server and load) to this file")
+		pgURL    = flag.String("postgres", "", "in-process server: store in a fresh database on this PostgreSQL server instead of SQLite")
 	)
 	flag.Parse()
 	if *cpuprof != "" {
@@ -63,7 +70,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadtest: -d must be in (0, 2m] and -c in [1, 1024]")
 		os.Exit(2)
 	}
-	if err := run(*target, *apiKey, *conns, *duration, *warmup, *obs); err != nil {
+	if err := run(*target, *apiKey, *pgURL, *conns, *duration, *warmup, *obs); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
@@ -76,15 +83,17 @@ const agentName = "loadtest-agent"
 var requestBody = []byte(`{"agent_name":"` + agentName + `","stage":"pre","step":{"type":"llm","name":"chat",` +
 	`"input":"Please summarise the quarterly report for the team and list the three main risks.","context":{"user":"u-1"}}}`)
 
-func run(target, apiKey string, conns int, d, warm time.Duration, obs bool) error {
+func run(target, apiKey, pgURL string, conns int, d, warm time.Duration, obs bool) error {
 	ctx := context.Background()
+	var recStats func() (observability.RecorderStats, bool)
 	if target == "" {
-		base, stop, err := startServer(ctx, obs)
+		base, stop, st, err := startServer(ctx, pgURL, obs)
 		if err != nil {
 			return err
 		}
 		defer stop()
 		target = base
+		recStats = st
 	}
 	client := newClient(conns)
 	sample, err := setup(client, target, apiKey)
@@ -99,6 +108,11 @@ func run(target, apiKey string, conns int, d, warm time.Duration, obs bool) erro
 
 	fmt.Printf("loadtest: %d connections, %v per run (after %v warm-up), GOMAXPROCS=%d\n", conns, d, warm, runtime.GOMAXPROCS(0))
 	srv := measure(client, target+"/api/v1/evaluation", apiKey, conns, d, warm)
+	if recStats != nil {
+		if st, ok := recStats(); ok {
+			fmt.Printf("events: %d received, %d written, %d dropped, %d pending\n", st.Received, st.Written, st.Dropped, st.Pending)
+		}
+	}
 	br := measure(client, bare+"/api/v1/evaluation", "", conns, d, warm)
 	fmt.Printf("%-12s %10s %10s %10s %8s\n", "handler", "req/s", "p50", "p99", "errors")
 	for _, r := range []struct {
@@ -116,20 +130,30 @@ func run(target, apiKey string, conns int, d, warm time.Duration, obs bool) erro
 	return nil
 }
 
-// startServer runs the real server over a temporary SQLite file on a free loopback port.
-func startServer(ctx context.Context, obs bool) (string, func(), error) {
+// startServer runs the real server over a temporary SQLite file, or a new database on the PostgreSQL
+// server of pgURL, on a free loopback port.
+// The returned function reports the recorder's counters (false when event recording is off).
+func startServer(ctx context.Context, pgURL string, obs bool) (string, func(), func() (observability.RecorderStats, bool), error) {
 	dir, err := os.MkdirTemp("", "guard-loadtest")
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	st, err := store.OpenAndMigrate(ctx, filepath.Join(dir, "guard.db"))
+	dbURL, dropDB := filepath.Join(dir, "guard.db"), func() {}
+	if pgURL != "" {
+		if dbURL, dropDB, err = createPostgresDB(ctx, pgURL); err != nil {
+			os.RemoveAll(dir)
+			return "", nil, nil, err
+		}
+	}
+	st, err := store.OpenAndMigrate(ctx, dbURL)
 	if err != nil {
+		dropDB()
 		os.RemoveAll(dir)
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	metrics, err := observability.NewMetrics("guard")
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	var rec *observability.Recorder
 	if obs {
@@ -137,11 +161,17 @@ func startServer(ctx context.Context, obs bool) (string, func(), error) {
 	}
 	srv, err := server.New(st, server.WithMetrics(metrics), server.WithObservability(obs, rec))
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
+	}
+	stats := func() (observability.RecorderStats, bool) {
+		if rec == nil {
+			return observability.RecorderStats{}, false
+		}
+		return rec.Stats(), true
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
@@ -154,9 +184,40 @@ func startServer(ctx context.Context, obs bool) (string, func(), error) {
 			_ = rec.Close(sctx)
 		}
 		st.Close()
+		dropDB()
 		os.RemoveAll(dir)
 	}
-	return "http://" + ln.Addr().String(), stop, nil
+	return "http://" + ln.Addr().String(), stop, stats, nil
+}
+
+// createPostgresDB creates a database with a random name on the server of base and returns its URL and
+// a function that drops it.
+func createPostgresDB(ctx context.Context, base string) (string, func(), error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("-postgres is not a URL: %w", err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "guard_loadtest_" + hex.EncodeToString(b[:])
+	admin, err := sql.Open("postgres", base)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+name); err != nil {
+		admin.Close()
+		return "", nil, fmt.Errorf("create database: %w", err)
+	}
+	drop := func() {
+		defer admin.Close()
+		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := admin.ExecContext(dctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+			fmt.Fprintln(os.Stderr, "loadtest: drop database", name+":", err)
+		}
+	}
+	u.Path = "/" + name
+	return u.String(), drop, nil
 }
 
 // startBare serves a handler that decodes the evaluation request and encodes sample, the response the
