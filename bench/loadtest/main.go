@@ -52,6 +52,7 @@ func main() {
 		obs      = flag.Bool("observability", true, "in-process server: record observability events as the default configuration does")
 		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of the whole run (server and load) to this file")
 		pgURL    = flag.String("postgres", "", "in-process server: store in a fresh database on this PostgreSQL server instead of SQLite")
+		slices   = flag.Int("slices", 1, "measure guard and bare alternately in this many slices of -d/slices each (on a shared machine the load then drifts equally over both)")
 	)
 	flag.Parse()
 	if *cpuprof != "" {
@@ -66,11 +67,11 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if *duration <= 0 || *duration > 2*time.Minute || *conns < 1 || *conns > 1024 {
-		fmt.Fprintln(os.Stderr, "loadtest: -d must be in (0, 2m] and -c in [1, 1024]")
+	if *duration <= 0 || *duration > 2*time.Minute || *conns < 1 || *conns > 1024 || *slices < 1 || *slices > 100 {
+		fmt.Fprintln(os.Stderr, "loadtest: -d must be in (0, 2m], -c in [1, 1024] and -slices in [1, 100]")
 		os.Exit(2)
 	}
-	if err := run(*target, *apiKey, *pgURL, *conns, *duration, *warmup, *obs); err != nil {
+	if err := run(*target, *apiKey, *pgURL, *conns, *slices, *duration, *warmup, *obs); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
@@ -83,7 +84,7 @@ const agentName = "loadtest-agent"
 var requestBody = []byte(`{"agent_name":"` + agentName + `","stage":"pre","step":{"type":"llm","name":"chat",` +
 	`"input":"Please summarise the quarterly report for the team and list the three main risks.","context":{"user":"u-1"}}}`)
 
-func run(target, apiKey, pgURL string, conns int, d, warm time.Duration, obs bool) error {
+func run(target, apiKey, pgURL string, conns, slices int, d, warm time.Duration, obs bool) error {
 	ctx := context.Background()
 	var recStats func() (observability.RecorderStats, bool)
 	if target == "" {
@@ -106,14 +107,22 @@ func run(target, apiKey, pgURL string, conns int, d, warm time.Duration, obs boo
 	}
 	defer stopBare()
 
-	fmt.Printf("loadtest: %d connections, %v per run (after %v warm-up), GOMAXPROCS=%d\n", conns, d, warm, runtime.GOMAXPROCS(0))
-	srv := measure(client, target+"/api/v1/evaluation", apiKey, conns, d, warm)
+	fmt.Printf("loadtest: %d connections, %v per handler in %d alternating slices (after %v warm-up), GOMAXPROCS=%d\n", conns, d, slices, warm, runtime.GOMAXPROCS(0))
+	var srv, br result
+	for i := range slices {
+		if i > 0 {
+			warm = 0 // the connections and the engine are warm
+		}
+		srv.add(measure(client, target+"/api/v1/evaluation", apiKey, conns, d/time.Duration(slices), warm))
+		br.add(measure(client, bare+"/api/v1/evaluation", "", conns, d/time.Duration(slices), warm))
+	}
+	srv.finish()
+	br.finish()
 	if recStats != nil {
 		if st, ok := recStats(); ok {
 			fmt.Printf("events: %d received, %d written, %d dropped, %d pending\n", st.Received, st.Written, st.Dropped, st.Pending)
 		}
 	}
-	br := measure(client, bare+"/api/v1/evaluation", "", conns, d, warm)
 	fmt.Printf("%-12s %10s %10s %10s %8s\n", "handler", "req/s", "p50", "p99", "errors")
 	for _, r := range []struct {
 		name string
@@ -328,9 +337,33 @@ type result struct {
 	rps      float64
 	p50, p99 time.Duration
 	errors   int64
+	// lat and elapsed are the latencies and the time of every slice (add), until finish computes the
+	// figures above from them.
+	lat     []time.Duration
+	elapsed time.Duration
 }
 
-// measure runs conns workers against url: a warm-up, then d of recorded requests.
+// add appends the latencies, time and errors of one slice.
+func (r *result) add(s result) {
+	r.lat = append(r.lat, s.lat...)
+	r.elapsed += s.elapsed
+	r.errors += s.errors
+}
+
+// finish computes requests/s, p50 and p99 over every slice added.
+func (r *result) finish() {
+	sort.Slice(r.lat, func(i, j int) bool { return r.lat[i] < r.lat[j] })
+	if r.elapsed > 0 {
+		r.rps = float64(len(r.lat)) / r.elapsed.Seconds()
+	}
+	if len(r.lat) > 0 {
+		r.p50 = r.lat[len(r.lat)*50/100]
+		r.p99 = r.lat[len(r.lat)*99/100]
+	}
+}
+
+// measure runs conns workers against url: a warm-up, then d of recorded requests; add and finish turn
+// what it returns into figures.
 func measure(c *http.Client, url, key string, conns int, d, warm time.Duration) result {
 	var (
 		recording atomic.Bool
@@ -377,15 +410,9 @@ func measure(c *http.Client, url, key string, conns int, d, warm time.Duration) 
 	elapsed := time.Since(start)
 	stop.Store(true)
 	wg.Wait()
-	var all []time.Duration
+	r := result{errors: errs.Load(), elapsed: elapsed}
 	for _, l := range lat {
-		all = append(all, l...)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	r := result{errors: errs.Load(), rps: float64(len(all)) / elapsed.Seconds()}
-	if len(all) > 0 {
-		r.p50 = all[len(all)*50/100]
-		r.p99 = all[len(all)*99/100]
+		r.lat = append(r.lat, l...)
 	}
 	return r
 }

@@ -259,28 +259,45 @@ func TestRecorderFlushHonoursItsContext(t *testing.T) {
 }
 
 // TestRecorderYieldsTheCoreUnderOverload: while more than half the buffer is pending, the writer rests
-// after each write for the write's duration times (1/WriterShare - 1); otherwise, or with WriterShare 1,
-// it does not rest.
+// after each write for the write's duration times (1/share - 1), where share is WriterShare, or the lower
+// EvaluationWriterShare while evaluations record events (Enqueue since the previous write; the writes then
+// take one batch each); otherwise, or with a share of 1, it does not rest.
 func TestRecorderYieldsTheCoreUnderOverload(t *testing.T) {
-	st := &memStore{block: make(chan struct{})}
-	r := NewRecorder(st, RecorderConfig{BufferSize: 100, BatchSize: 10, FlushInterval: time.Hour, WriterShare: 0.25})
-	defer func() {
-		close(st.block)
-		closeRecorder(t, r)
-	}()
-	if p := r.overloadPause(10 * time.Millisecond); p != 0 {
-		t.Fatalf("pause with an empty buffer = %v, want 0", p)
-	}
-	r.Enqueue(mkEvents(0, 50))
-	if p := r.overloadPause(10 * time.Millisecond); p != 0 {
-		t.Fatalf("pause with half the buffer pending = %v, want 0", p)
-	}
-	r.Enqueue(mkEvents(50, 1))
-	if p := r.overloadPause(10 * time.Millisecond); p != 30*time.Millisecond {
-		t.Fatalf("pause over half full with share 0.25 = %v, want 30ms", p)
-	}
-	r.cfg.WriterShare = 1
-	if p := r.overloadPause(10 * time.Millisecond); p != 0 {
-		t.Fatalf("pause with WriterShare 1 = %v, want 0", p)
+	for _, tc := range []struct {
+		name             string
+		share, evalShare float64
+		fill             func(r *Recorder, from, n int) // adds n events to the buffer of 100
+		wantPause        time.Duration                  // after a 10 ms write
+		wantOneBatch     bool
+		wantNextPause    time.Duration // after another 10 ms write with no event recorded in between
+	}{
+		{"posted events: WriterShare", 0.25, 0.2, func(r *Recorder, from, n int) { _ = r.Offer(mkEvents(from, n)) }, 30 * time.Millisecond, false, 30 * time.Millisecond},
+		{"evaluations: EvaluationWriterShare", 0.25, 0.2, func(r *Recorder, from, n int) { r.Enqueue(mkEvents(from, n)) }, 40 * time.Millisecond, true, 30 * time.Millisecond},
+		{"evaluations: WriterShare when lower", 0.1, 0.2, func(r *Recorder, from, n int) { r.Enqueue(mkEvents(from, n)) }, 90 * time.Millisecond, true, 90 * time.Millisecond},
+		{"share 1 never rests", 1, 1, func(r *Recorder, from, n int) { r.Enqueue(mkEvents(from, n)) }, 0, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &memStore{block: make(chan struct{})}
+			r := NewRecorder(st, RecorderConfig{BufferSize: 100, BatchSize: 10, FlushInterval: time.Hour,
+				WriterShare: tc.share, EvaluationWriterShare: tc.evalShare})
+			defer func() {
+				close(st.block)
+				closeRecorder(t, r)
+			}()
+			if p := r.overloadPause(10 * time.Millisecond); p != 0 || r.oneBatch {
+				t.Fatalf("empty buffer: pause %v, one batch %v; want 0, false", p, r.oneBatch)
+			}
+			tc.fill(r, 0, 50)
+			if p := r.overloadPause(10 * time.Millisecond); p != 0 || r.oneBatch {
+				t.Fatalf("half the buffer pending: pause %v, one batch %v; want 0, false", p, r.oneBatch)
+			}
+			tc.fill(r, 50, 1)
+			if p := r.overloadPause(10 * time.Millisecond); p != tc.wantPause || r.oneBatch != tc.wantOneBatch {
+				t.Fatalf("over half full: pause %v, one batch %v; want %v, %v", p, r.oneBatch, tc.wantPause, tc.wantOneBatch)
+			}
+			if p := r.overloadPause(10 * time.Millisecond); p != tc.wantNextPause || r.oneBatch {
+				t.Fatalf("no evaluation since: pause %v, one batch %v; want %v, false", p, r.oneBatch, tc.wantNextPause)
+			}
+		})
 	}
 }
