@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -31,10 +32,18 @@ const fastMaxDepth = 128
 // decodeEvaluation reads and decodes the body of POST /evaluation into req, with the rules of
 // problem.DecodeLenient: unknown fields are skipped and counted, duplicate keys and invalid JSON refused.
 func (s *Server) decodeEvaluation(w http.ResponseWriter, r *http.Request, req *evaluationRequest) error {
-	b, err := problem.ReadBody(r)
+	bp := bodyPool.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 64<<10 {
+			bodyPool.Put(bp)
+		}
+	}()
+	b, err := problem.AppendBody((*bp)[:0], r)
+	*bp = b
 	if err != nil {
 		return err
 	}
+	// Nothing decoded keeps a reference to b (strings are copied), so the buffer is recycled.
 	if decodeEvaluationFast(b, req) {
 		return nil
 	}
@@ -46,6 +55,9 @@ func (s *Server) decodeEvaluation(w http.ResponseWriter, r *http.Request, req *e
 	observability.NoteIgnored(s.cfg.obs.metrics, s.log, w, r, ig)
 	return nil
 }
+
+// bodyPool recycles the buffers evaluation bodies are read into.
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // decodeEvaluationFast decodes b into req and reports true when b is a body it fully understands;
 // false means "ask the plain path", with req in an unspecified state.
@@ -138,7 +150,7 @@ func (p *fastReader) request(req *evaluationRequest) bool {
 		case "agent_name":
 			return once(1) && p.nullableString(&req.AgentName)
 		case "stage":
-			return once(2) && p.nullableString(&req.Stage)
+			return once(2) && p.nullableString(&req.Stage, "pre", "post")
 		case "target_type":
 			return once(4) && p.optionalString(&req.TargetType)
 		case "target_id":
@@ -175,7 +187,7 @@ func (p *fastReader) step(st *guard.Step) bool {
 		var ok bool
 		switch key {
 		case "type":
-			return once(1) && p.nullableString(&st.Type)
+			return once(1) && p.nullableString(&st.Type, "llm", "tool")
 		case "name":
 			return once(2) && p.nullableString(&st.Name)
 		case "input":
@@ -218,13 +230,21 @@ func (p *fastReader) null() bool {
 	return false
 }
 
-// nullableString reads a string into dst; null leaves dst as it is, as encoding/json does.
-func (p *fastReader) nullableString(dst *string) bool {
+// nullableString reads a string into dst; null leaves dst as it is, as encoding/json does. A string
+// equal to one of common is stored as that constant (the same value, without allocating a copy).
+func (p *fastReader) nullableString(dst *string, common ...string) bool {
 	if p.null() {
 		return true
 	}
 	if p.peek() != '"' {
 		return false
+	}
+	for _, c := range common {
+		if n := len(c) + 2; len(p.b)-p.i > n && p.b[p.i+n-1] == '"' && string(p.b[p.i+1:p.i+n-1]) == c {
+			p.i += n
+			*dst = c
+			return true
+		}
 	}
 	s, ok := p.str()
 	*dst = s

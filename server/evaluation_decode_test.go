@@ -45,6 +45,9 @@ var fastDecodeCases = []struct {
 }{
 	{"sdk body", `{"agent_name":"bench","stage":"pre","step":{"type":"llm","name":"chat","input":"Please summarise the report.","context":{"user":"u-1"}}}`, true},
 	{"white space everywhere", " \r\n\t{ \"agent_name\" : \"a\" ,\n\"stage\":\"post\", \"step\" : { \"type\" : \"tool\" , \"name\" : \"x\" , \"output\" : [ 1 , 2 ] } } \n", true},
+	{"common values", `{"agent_name":"a","stage":"post","step":{"type":"tool","name":"pre"}}`, true},
+	{"near common values", `{"agent_name":"a","stage":"prex","step":{"type":"llm\u0021","name":"n"}}`, true},
+	{"common value escaped", `{"stage":"\u0070re","step":{"type":"ll\u006d","name":"n"}}`, true},
 	{"reference sdk targets null", `{"agent_name":"a","stage":"pre","target_type":null,"target_id":null,"step":{"type":"llm","name":"c"}}`, true},
 	{"targets set", `{"agent_name":"a","stage":"pre","target_type":"team","target_id":"t-1","step":{"type":"llm","name":"c"}}`, true},
 	{"nulls", `{"agent_name":null,"stage":null,"step":{"type":null,"name":null,"input":null,"output":null,"context":null}}`, true},
