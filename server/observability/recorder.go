@@ -61,8 +61,8 @@ type RecorderConfig struct {
 	WriterShare float64
 	// EvaluationWriterShare replaces WriterShare when it is lower and evaluations recorded events since
 	// the previous write (Enqueue was called): the events then compete with the evaluations that make
-	// them for the CPU, and each write takes one batch only, so that the writer never holds a core for
-	// long. Default 0.2.
+	// them for the CPU. While evaluations record events each write takes one batch only, overloaded or
+	// not, so that the writer never holds a core for long. Default 0.2.
 	EvaluationWriterShare float64
 	Metrics               *Metrics
 	Logger                *zap.Logger
@@ -158,8 +158,8 @@ type Recorder struct {
 	unloggedRefused int64
 	lastRefuseLog   time.Time
 
-	// owned by the writer goroutine: under overload with evaluations running, writes take one batch
-	// (see EvaluationWriterShare).
+	// owned by the writer goroutine: while evaluations record events, writes take one batch (see
+	// overloadPause).
 	oneBatch bool
 	// owned by the writer goroutine: while the database is failing, writes wait until retryAt unless a
 	// Flush or Close asks for them.
@@ -428,7 +428,9 @@ func (r *Recorder) writeFull() {
 
 // overloadPause is how long the writer rests after a write that took took: nothing unless more than half
 // the buffer is pending. The writer's share is WriterShare, or EvaluationWriterShare when lower and
-// evaluations recorded events since the previous call; in that case the next writes take one batch each.
+// evaluations recorded events since the previous call. While evaluations record events, the next writes
+// take one batch each, overloaded or not: a shorter write holds a core for less time, which keeps the
+// evaluations' tail latency down.
 func (r *Recorder) overloadPause(took time.Duration) time.Duration {
 	r.mu.Lock()
 	overloaded := r.pending > r.cfg.BufferSize/2 || r.bytes > r.cfg.BufferBytes/2
@@ -439,7 +441,7 @@ func (r *Recorder) overloadPause(took time.Duration) time.Duration {
 	if evaluating && r.cfg.EvaluationWriterShare < share {
 		share = r.cfg.EvaluationWriterShare
 	}
-	r.oneBatch = overloaded && evaluating
+	r.oneBatch = evaluating
 	if !overloaded || share >= 1 {
 		return 0
 	}

@@ -260,8 +260,9 @@ func TestRecorderFlushHonoursItsContext(t *testing.T) {
 
 // TestRecorderYieldsTheCoreUnderOverload: while more than half the buffer is pending, the writer rests
 // after each write for the write's duration times (1/share - 1), where share is WriterShare, or the lower
-// EvaluationWriterShare while evaluations record events (Enqueue since the previous write; the writes then
-// take one batch each); otherwise, or with a share of 1, it does not rest.
+// EvaluationWriterShare while evaluations record events (Enqueue since the previous write); otherwise, or
+// with a share of 1, it does not rest. While evaluations record events, writes take one batch each,
+// overloaded or not.
 func TestRecorderYieldsTheCoreUnderOverload(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
@@ -288,8 +289,8 @@ func TestRecorderYieldsTheCoreUnderOverload(t *testing.T) {
 				t.Fatalf("empty buffer: pause %v, one batch %v; want 0, false", p, r.oneBatch)
 			}
 			tc.fill(r, 0, 50)
-			if p := r.overloadPause(10 * time.Millisecond); p != 0 || r.oneBatch {
-				t.Fatalf("half the buffer pending: pause %v, one batch %v; want 0, false", p, r.oneBatch)
+			if p := r.overloadPause(10 * time.Millisecond); p != 0 || r.oneBatch != tc.wantOneBatch {
+				t.Fatalf("half the buffer pending: pause %v, one batch %v; want 0, %v", p, r.oneBatch, tc.wantOneBatch)
 			}
 			tc.fill(r, 50, 1)
 			if p := r.overloadPause(10 * time.Millisecond); p != tc.wantPause || r.oneBatch != tc.wantOneBatch {
