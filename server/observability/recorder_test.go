@@ -278,13 +278,11 @@ func TestRecorderYieldsTheCoreUnderOverload(t *testing.T) {
 		{"share 1 never rests", 1, 1, func(r *Recorder, from, n int) { r.Enqueue(mkEvents(from, n)) }, 0, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := &memStore{block: make(chan struct{})}
-			r := NewRecorder(st, RecorderConfig{BufferSize: 100, BatchSize: 10, FlushInterval: time.Hour,
-				WriterShare: tc.share, EvaluationWriterShare: tc.evalShare})
-			defer func() {
-				close(st.block)
-				closeRecorder(t, r)
-			}()
+			// No writer goroutine: the test plays the writer (overloadPause and oneBatch are its own).
+			cfg := RecorderConfig{BufferSize: 100, BatchSize: 10, FlushInterval: time.Hour,
+				WriterShare: tc.share, EvaluationWriterShare: tc.evalShare}
+			cfg.defaults()
+			r := &Recorder{store: &memStore{}, cfg: cfg, wake: make(chan struct{}, 1)}
 			if p := r.overloadPause(10 * time.Millisecond); p != 0 || r.oneBatch {
 				t.Fatalf("empty buffer: pause %v, one batch %v; want 0, false", p, r.oneBatch)
 			}
