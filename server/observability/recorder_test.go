@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	guard "github.com/guardrail-control/guard"
 )
 
 func closeRecorder(t *testing.T, r *Recorder) {
@@ -43,17 +45,33 @@ func TestRecorderWritesFullBatchesWithoutWaitingForTheInterval(t *testing.T) {
 	}
 }
 
+// TestRecorderWritesWaitingBatchesTogether: full batches waiting behind a slow write are written together,
+// up to MaxWriteSize, except while evaluations record events (Enqueue since the previous write): then a
+// write takes one batch, so that the writer never holds a core for long.
 func TestRecorderWritesWaitingBatchesTogether(t *testing.T) {
-	st := &memStore{block: make(chan struct{})}
-	r := NewRecorder(st, RecorderConfig{BatchSize: 10, MaxWriteSize: 30, FlushInterval: time.Hour})
-	r.Enqueue(mkEvents(0, 10))
-	waitFor(t, "the first write to start", func() bool { st.mu.Lock(); defer st.mu.Unlock(); return st.calls == 1 })
-	r.Enqueue(mkEvents(10, 55)) // five full batches and a partial one wait behind the stuck write
-	close(st.block)
-	waitFor(t, "the full batches", func() bool { return st.count() == 60 })
-	closeRecorder(t, r)
-	if got := st.batchSizes(); !slices.Equal(got, []int{10, 30, 20, 5}) {
-		t.Fatalf("writes = %v, want [10 30 20 5]: full batches coalesced up to MaxWriteSize", got)
+	for _, tc := range []struct {
+		name string
+		add  func(r *Recorder, events []guard.Event)
+		want []int
+	}{
+		{"posted events", func(r *Recorder, events []guard.Event) { _ = r.Offer(events) }, []int{10, 30, 20, 5}},
+		// The first write after the evaluations' events takes one batch; with no evaluation since, the
+		// writes coalesce again.
+		{"evaluation events", func(r *Recorder, events []guard.Event) { r.Enqueue(events) }, []int{10, 10, 30, 10, 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &memStore{block: make(chan struct{})}
+			r := NewRecorder(st, RecorderConfig{BatchSize: 10, MaxWriteSize: 30, FlushInterval: time.Hour})
+			tc.add(r, mkEvents(0, 10))
+			waitFor(t, "the first write to start", func() bool { st.mu.Lock(); defer st.mu.Unlock(); return st.calls == 1 })
+			tc.add(r, mkEvents(10, 55)) // five full batches and a partial one wait behind the stuck write
+			close(st.block)
+			waitFor(t, "the full batches", func() bool { return st.count() == 60 })
+			closeRecorder(t, r)
+			if got := st.batchSizes(); !slices.Equal(got, tc.want) {
+				t.Fatalf("writes = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 
