@@ -59,10 +59,10 @@ type RecorderConfig struct {
 	// (1/WriterShare - 1), leaving the rest to evaluations; the buffer absorbs the difference and drops what
 	// does not fit, as it would anyway. Default 0.5; 1 (or more) writes flat out.
 	WriterShare float64
-	// EvaluationWriterShare replaces WriterShare when it is lower and evaluations recorded events since
-	// the previous write (Enqueue was called): the events then compete with the evaluations that make
-	// them for the CPU. While evaluations record events each write takes one batch only, overloaded or
-	// not, so that the writer never holds a core for long. Default 0.2.
+	// EvaluationWriterShare is, while evaluations record events (Enqueue was called since the previous
+	// write), the share of one core the writer may keep busy whatever the buffer holds (WriterShare when
+	// that is lower): the events then compete for the CPU with the evaluations that make them. Each write
+	// then takes one batch only, so that the writer never holds a core for long. Default 0.2.
 	EvaluationWriterShare float64
 	Metrics               *Metrics
 	Logger                *zap.Logger
@@ -426,23 +426,28 @@ func (r *Recorder) writeFull() {
 	}
 }
 
-// overloadPause is how long the writer rests after a write that took took: nothing unless more than half
-// the buffer is pending. The writer's share is WriterShare, or EvaluationWriterShare when lower and
-// evaluations recorded events since the previous call. While evaluations record events, the next writes
-// take one batch each, overloaded or not: a shorter write holds a core for less time, which keeps the
-// evaluations' tail latency down.
+// overloadPause is how long the writer rests after a write that took took. While evaluations record
+// events (Enqueue since the previous call) the writer keeps at most EvaluationWriterShare of a core (or
+// WriterShare when lower), whatever the buffer holds: those events compete for the CPU with the
+// evaluations that make them, and the buffer absorbs bursts. Otherwise it rests only while more than
+// half the buffer is pending, keeping WriterShare. While evaluations record events, the next writes also
+// take one batch each: a shorter write holds a core for less time, which keeps the evaluations' tail
+// latency down.
 func (r *Recorder) overloadPause(took time.Duration) time.Duration {
 	r.mu.Lock()
 	overloaded := r.pending > r.cfg.BufferSize/2 || r.bytes > r.cfg.BufferBytes/2
 	evaluating := r.enqueues != r.seenEnqueues
 	r.seenEnqueues = r.enqueues
 	r.mu.Unlock()
-	share := r.cfg.WriterShare
-	if evaluating && r.cfg.EvaluationWriterShare < share {
-		share = r.cfg.EvaluationWriterShare
-	}
 	r.oneBatch = evaluating
-	if !overloaded || share >= 1 {
+	share := r.cfg.WriterShare
+	switch {
+	case evaluating:
+		share = min(share, r.cfg.EvaluationWriterShare)
+	case !overloaded:
+		return 0
+	}
+	if share >= 1 {
 		return 0
 	}
 	return time.Duration(float64(took) * (1/share - 1))

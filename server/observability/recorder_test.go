@@ -276,24 +276,27 @@ func TestRecorderFlushHonoursItsContext(t *testing.T) {
 	}
 }
 
-// TestRecorderYieldsTheCoreUnderOverload: while more than half the buffer is pending, the writer rests
-// after each write for the write's duration times (1/share - 1), where share is WriterShare, or the lower
-// EvaluationWriterShare while evaluations record events (Enqueue since the previous write); otherwise, or
-// with a share of 1, it does not rest. While evaluations record events, writes take one batch each,
-// overloaded or not.
+// TestRecorderYieldsTheCoreUnderOverload: after each write the writer rests for the write's duration times
+// (1/share - 1). While evaluations record events (Enqueue since the previous write) share is
+// EvaluationWriterShare (WriterShare when lower), whatever the buffer holds, and writes take one batch
+// each; otherwise it rests only while more than half the buffer is pending, with WriterShare. A share of
+// 1 never rests.
 func TestRecorderYieldsTheCoreUnderOverload(t *testing.T) {
+	offer := func(r *Recorder, from, n int) { _ = r.Offer(mkEvents(from, n)) }
+	enqueue := func(r *Recorder, from, n int) { r.Enqueue(mkEvents(from, n)) }
 	for _, tc := range []struct {
 		name             string
 		share, evalShare float64
 		fill             func(r *Recorder, from, n int) // adds n events to the buffer of 100
-		wantPause        time.Duration                  // after a 10 ms write
+		wantHalf         time.Duration                  // pause after a 10 ms write, 50 events pending
+		wantOver         time.Duration                  // the same, 51 pending
 		wantOneBatch     bool
-		wantNextPause    time.Duration // after another 10 ms write with no event recorded in between
+		wantNext         time.Duration // after another 10 ms write with no event added in between
 	}{
-		{"posted events: WriterShare", 0.25, 0.2, func(r *Recorder, from, n int) { _ = r.Offer(mkEvents(from, n)) }, 30 * time.Millisecond, false, 30 * time.Millisecond},
-		{"evaluations: EvaluationWriterShare", 0.25, 0.2, func(r *Recorder, from, n int) { r.Enqueue(mkEvents(from, n)) }, 40 * time.Millisecond, true, 30 * time.Millisecond},
-		{"evaluations: WriterShare when lower", 0.1, 0.2, func(r *Recorder, from, n int) { r.Enqueue(mkEvents(from, n)) }, 90 * time.Millisecond, true, 90 * time.Millisecond},
-		{"share 1 never rests", 1, 1, func(r *Recorder, from, n int) { r.Enqueue(mkEvents(from, n)) }, 0, true, 0},
+		{"posted events: WriterShare under overload", 0.25, 0.2, offer, 0, 30 * time.Millisecond, false, 30 * time.Millisecond},
+		{"evaluations: EvaluationWriterShare always", 0.25, 0.2, enqueue, 40 * time.Millisecond, 40 * time.Millisecond, true, 30 * time.Millisecond},
+		{"evaluations: WriterShare when lower", 0.1, 0.2, enqueue, 90 * time.Millisecond, 90 * time.Millisecond, true, 90 * time.Millisecond},
+		{"share 1 never rests", 1, 1, enqueue, 0, 0, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// No writer goroutine: the test plays the writer (overloadPause and oneBatch are its own).
@@ -302,18 +305,18 @@ func TestRecorderYieldsTheCoreUnderOverload(t *testing.T) {
 			cfg.defaults()
 			r := &Recorder{store: &memStore{}, cfg: cfg, wake: make(chan struct{}, 1)}
 			if p := r.overloadPause(10 * time.Millisecond); p != 0 || r.oneBatch {
-				t.Fatalf("empty buffer: pause %v, one batch %v; want 0, false", p, r.oneBatch)
+				t.Fatalf("nothing added: pause %v, one batch %v; want 0, false", p, r.oneBatch)
 			}
 			tc.fill(r, 0, 50)
-			if p := r.overloadPause(10 * time.Millisecond); p != 0 || r.oneBatch != tc.wantOneBatch {
-				t.Fatalf("half the buffer pending: pause %v, one batch %v; want 0, %v", p, r.oneBatch, tc.wantOneBatch)
+			if p := r.overloadPause(10 * time.Millisecond); p != tc.wantHalf || r.oneBatch != tc.wantOneBatch {
+				t.Fatalf("half the buffer pending: pause %v, one batch %v; want %v, %v", p, r.oneBatch, tc.wantHalf, tc.wantOneBatch)
 			}
 			tc.fill(r, 50, 1)
-			if p := r.overloadPause(10 * time.Millisecond); p != tc.wantPause || r.oneBatch != tc.wantOneBatch {
-				t.Fatalf("over half full: pause %v, one batch %v; want %v, %v", p, r.oneBatch, tc.wantPause, tc.wantOneBatch)
+			if p := r.overloadPause(10 * time.Millisecond); p != tc.wantOver || r.oneBatch != tc.wantOneBatch {
+				t.Fatalf("over half full: pause %v, one batch %v; want %v, %v", p, r.oneBatch, tc.wantOver, tc.wantOneBatch)
 			}
-			if p := r.overloadPause(10 * time.Millisecond); p != tc.wantNextPause || r.oneBatch {
-				t.Fatalf("no evaluation since: pause %v, one batch %v; want %v, false", p, r.oneBatch, tc.wantNextPause)
+			if p := r.overloadPause(10 * time.Millisecond); p != tc.wantNext || r.oneBatch {
+				t.Fatalf("nothing added since: pause %v, one batch %v; want %v, false", p, r.oneBatch, tc.wantNext)
 			}
 		})
 	}
