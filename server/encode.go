@@ -15,6 +15,8 @@ import (
 // decode to the same value over the decision corpus and edge cases); free-form metadata maps and strings
 // that need escaping go through encoding/json.
 
+var jsonContentType = []string{"application/json"}
+
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // writeResult writes res as the 200 response of POST /evaluation.
@@ -32,8 +34,11 @@ func writeResult(w http.ResponseWriter, res *guard.Result) error {
 		return err
 	}
 	b = append(b, '\n')
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	// Assigned, not Set: the keys are canonical already and the Content-Type slice is shared (Header.Set
+	// and Add never write into an existing slice).
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 	if cap(b) <= 64<<10 {

@@ -35,7 +35,7 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 // evaluateTraced is evaluate; sp, when not nil, is ended with the outcome.
 func (s *Server) evaluateTraced(w http.ResponseWriter, r *http.Request, sp trace.Span) {
 	var req evaluationRequest
-	if err := s.decodeLenient(w, r, &req); err != nil {
+	if err := s.decodeEvaluation(w, r, &req); err != nil {
 		s.failEvaluation(w, r, sp, err)
 		return
 	}

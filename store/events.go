@@ -55,15 +55,16 @@ func (s *Store) InsertEventsCounted(ctx context.Context, events []guard.Event) (
 	stored := 0
 	err := s.writeTx(ctx, func(tx *sqlx.Tx) error {
 		inserted := make(map[string]bool, len(events))
+		// One argument slice for every chunk of the batch (a full chunk's is 10,000 values).
+		args := make([]any, 0, min(len(events), eventChunk)*eventColCount)
 		for start := 0; start < len(events); start += eventChunk {
 			chunk := events[start:min(start+eventChunk, len(events))]
-			args := make([]any, 0, len(chunk)*eventColCount)
+			args = args[:0]
 			for i := range chunk {
-				a, err := eventArgs(&chunk[i], ids[start+i], ts[start+i])
-				if err != nil {
+				var err error
+				if args, err = appendEventArgs(args, &chunk[i], ids[start+i], ts[start+i]); err != nil {
 					return err
 				}
-				args = append(args, a...)
 			}
 			var rows *sql.Rows
 			var err error
@@ -181,7 +182,8 @@ func (s *Store) insertEventsSQL(rows int) string {
 	return s.q(b.String())
 }
 
-func eventArgs(e *guard.Event, id string, ts int64) ([]any, error) {
+// appendEventArgs appends the eventColCount arguments of one event's row to args.
+func appendEventArgs(args []any, e *guard.Event, id string, ts int64) ([]any, error) {
 	// NaN and infinities are not stored (SQLite would turn NaN into NULL and refuse the row, failing the
 	// whole batch again and again): no duration, and a confidence of 0.
 	var dur any
@@ -194,14 +196,14 @@ func eventArgs(e *guard.Event, id string, ts int64) ([]any, error) {
 	}
 	md, err := mapArg(e.Metadata)
 	if err != nil {
-		return nil, err
+		return args, err
 	}
 	if md != nil {
 		md = cleanJSON(md.(string))
 	}
-	return []any{clean(id), clean(e.TraceID), clean(e.SpanID), clean(e.AgentName), e.ControlID, clean(e.ControlName),
+	return append(args, clean(id), clean(e.TraceID), clean(e.SpanID), clean(e.AgentName), e.ControlID, clean(e.ControlName),
 		clean(string(e.CheckStage)), clean(e.StepType), clean(e.StepName), clean(string(e.Action)), e.Matched, conf,
-		ts, dur, clean(e.EvaluatorName), clean(e.SelectorPath), clean(e.ErrorMessage), clean(e.Source), md, e.Shadow}, nil
+		ts, dur, clean(e.EvaluatorName), clean(e.SelectorPath), clean(e.ErrorMessage), clean(e.Source), md, e.Shadow), nil
 }
 
 type eventRow struct {

@@ -4,10 +4,12 @@
 // cache and the evaluation).
 //
 //	go run ./bench/loadtest                      # in-process server over a temporary SQLite file
+//	go run ./bench/loadtest -postgres 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
 //	go run ./bench/loadtest -target http://127.0.0.1:8000 -api-key KEY
 //
 // With no -target it starts the real server (package server over store, metrics and event recording on,
-// as examples/server runs it) on 127.0.0.1 with a free port. It creates an agent with 10 controls through
+// as examples/server runs it) on 127.0.0.1 with a free port; with -postgres it stores in a new database
+// created on that server for the run and dropped after it. It creates an agent with 10 controls through
 // the API, then runs -c connections for -d against each handler (after a short warm-up) and prints
 // requests/s, p50 and p99 latency for both and the ratio.
 package main
@@ -15,12 +17,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -45,6 +51,8 @@ func main() {
 		warmup   = flag.Duration("warmup", time.Second, "warm-up before each measurement")
 		obs      = flag.Bool("observability", true, "in-process server: record observability events as the default configuration does")
 		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of the whole run (server and load) to this file")
+		pgURL    = flag.String("postgres", "", "in-process server: store in a fresh database on this PostgreSQL server instead of SQLite")
+		slices   = flag.Int("slices", 1, "measure guard and bare alternately in this many slices of -d/slices each (on a shared machine the load then drifts equally over both)")
 	)
 	flag.Parse()
 	if *cpuprof != "" {
@@ -59,11 +67,11 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if *duration <= 0 || *duration > 2*time.Minute || *conns < 1 || *conns > 1024 {
-		fmt.Fprintln(os.Stderr, "loadtest: -d must be in (0, 2m] and -c in [1, 1024]")
+	if *duration <= 0 || *duration > 2*time.Minute || *conns < 1 || *conns > 1024 || *slices < 1 || *slices > 100 {
+		fmt.Fprintln(os.Stderr, "loadtest: -d must be in (0, 2m], -c in [1, 1024] and -slices in [1, 100]")
 		os.Exit(2)
 	}
-	if err := run(*target, *apiKey, *conns, *duration, *warmup, *obs); err != nil {
+	if err := run(*target, *apiKey, *pgURL, *conns, *slices, *duration, *warmup, *obs); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
@@ -76,15 +84,17 @@ const agentName = "loadtest-agent"
 var requestBody = []byte(`{"agent_name":"` + agentName + `","stage":"pre","step":{"type":"llm","name":"chat",` +
 	`"input":"Please summarise the quarterly report for the team and list the three main risks.","context":{"user":"u-1"}}}`)
 
-func run(target, apiKey string, conns int, d, warm time.Duration, obs bool) error {
+func run(target, apiKey, pgURL string, conns, slices int, d, warm time.Duration, obs bool) error {
 	ctx := context.Background()
+	var recStats func() (observability.RecorderStats, bool)
 	if target == "" {
-		base, stop, err := startServer(ctx, obs)
+		base, stop, st, err := startServer(ctx, pgURL, obs)
 		if err != nil {
 			return err
 		}
 		defer stop()
 		target = base
+		recStats = st
 	}
 	client := newClient(conns)
 	sample, err := setup(client, target, apiKey)
@@ -97,9 +107,22 @@ func run(target, apiKey string, conns int, d, warm time.Duration, obs bool) erro
 	}
 	defer stopBare()
 
-	fmt.Printf("loadtest: %d connections, %v per run (after %v warm-up), GOMAXPROCS=%d\n", conns, d, warm, runtime.GOMAXPROCS(0))
-	srv := measure(client, target+"/api/v1/evaluation", apiKey, conns, d, warm)
-	br := measure(client, bare+"/api/v1/evaluation", "", conns, d, warm)
+	fmt.Printf("loadtest: %d connections, %v per handler in %d alternating slices (after %v warm-up), GOMAXPROCS=%d\n", conns, d, slices, warm, runtime.GOMAXPROCS(0))
+	var srv, br result
+	for i := range slices {
+		if i > 0 {
+			warm = 0 // the connections and the engine are warm
+		}
+		srv.add(measure(client, target+"/api/v1/evaluation", apiKey, conns, d/time.Duration(slices), warm))
+		br.add(measure(client, bare+"/api/v1/evaluation", "", conns, d/time.Duration(slices), warm))
+	}
+	srv.finish()
+	br.finish()
+	if recStats != nil {
+		if st, ok := recStats(); ok {
+			fmt.Printf("events: %d received, %d written, %d dropped, %d pending\n", st.Received, st.Written, st.Dropped, st.Pending)
+		}
+	}
 	fmt.Printf("%-12s %10s %10s %10s %8s\n", "handler", "req/s", "p50", "p99", "errors")
 	for _, r := range []struct {
 		name string
@@ -116,20 +139,30 @@ func run(target, apiKey string, conns int, d, warm time.Duration, obs bool) erro
 	return nil
 }
 
-// startServer runs the real server over a temporary SQLite file on a free loopback port.
-func startServer(ctx context.Context, obs bool) (string, func(), error) {
+// startServer runs the real server over a temporary SQLite file, or a new database on the PostgreSQL
+// server of pgURL, on a free loopback port.
+// The returned function reports the recorder's counters (false when event recording is off).
+func startServer(ctx context.Context, pgURL string, obs bool) (string, func(), func() (observability.RecorderStats, bool), error) {
 	dir, err := os.MkdirTemp("", "guard-loadtest")
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	st, err := store.OpenAndMigrate(ctx, filepath.Join(dir, "guard.db"))
+	dbURL, dropDB := filepath.Join(dir, "guard.db"), func() {}
+	if pgURL != "" {
+		if dbURL, dropDB, err = createPostgresDB(ctx, pgURL); err != nil {
+			os.RemoveAll(dir)
+			return "", nil, nil, err
+		}
+	}
+	st, err := store.OpenAndMigrate(ctx, dbURL)
 	if err != nil {
+		dropDB()
 		os.RemoveAll(dir)
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	metrics, err := observability.NewMetrics("guard")
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	var rec *observability.Recorder
 	if obs {
@@ -137,11 +170,17 @@ func startServer(ctx context.Context, obs bool) (string, func(), error) {
 	}
 	srv, err := server.New(st, server.WithMetrics(metrics), server.WithObservability(obs, rec))
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
+	}
+	stats := func() (observability.RecorderStats, bool) {
+		if rec == nil {
+			return observability.RecorderStats{}, false
+		}
+		return rec.Stats(), true
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
@@ -154,9 +193,40 @@ func startServer(ctx context.Context, obs bool) (string, func(), error) {
 			_ = rec.Close(sctx)
 		}
 		st.Close()
+		dropDB()
 		os.RemoveAll(dir)
 	}
-	return "http://" + ln.Addr().String(), stop, nil
+	return "http://" + ln.Addr().String(), stop, stats, nil
+}
+
+// createPostgresDB creates a database with a random name on the server of base and returns its URL and
+// a function that drops it.
+func createPostgresDB(ctx context.Context, base string) (string, func(), error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("-postgres is not a URL: %w", err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "guard_loadtest_" + hex.EncodeToString(b[:])
+	admin, err := sql.Open("postgres", base)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+name); err != nil {
+		admin.Close()
+		return "", nil, fmt.Errorf("create database: %w", err)
+	}
+	drop := func() {
+		defer admin.Close()
+		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := admin.ExecContext(dctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+			fmt.Fprintln(os.Stderr, "loadtest: drop database", name+":", err)
+		}
+	}
+	u.Path = "/" + name
+	return u.String(), drop, nil
 }
 
 // startBare serves a handler that decodes the evaluation request and encodes sample, the response the
@@ -267,9 +337,33 @@ type result struct {
 	rps      float64
 	p50, p99 time.Duration
 	errors   int64
+	// lat and elapsed are the latencies and the time of every slice (add), until finish computes the
+	// figures above from them.
+	lat     []time.Duration
+	elapsed time.Duration
 }
 
-// measure runs conns workers against url: a warm-up, then d of recorded requests.
+// add appends the latencies, time and errors of one slice.
+func (r *result) add(s result) {
+	r.lat = append(r.lat, s.lat...)
+	r.elapsed += s.elapsed
+	r.errors += s.errors
+}
+
+// finish computes requests/s, p50 and p99 over every slice added.
+func (r *result) finish() {
+	sort.Slice(r.lat, func(i, j int) bool { return r.lat[i] < r.lat[j] })
+	if r.elapsed > 0 {
+		r.rps = float64(len(r.lat)) / r.elapsed.Seconds()
+	}
+	if len(r.lat) > 0 {
+		r.p50 = r.lat[len(r.lat)*50/100]
+		r.p99 = r.lat[len(r.lat)*99/100]
+	}
+}
+
+// measure runs conns workers against url: a warm-up, then d of recorded requests; add and finish turn
+// what it returns into figures.
 func measure(c *http.Client, url, key string, conns int, d, warm time.Duration) result {
 	var (
 		recording atomic.Bool
@@ -316,15 +410,9 @@ func measure(c *http.Client, url, key string, conns int, d, warm time.Duration) 
 	elapsed := time.Since(start)
 	stop.Store(true)
 	wg.Wait()
-	var all []time.Duration
+	r := result{errors: errs.Load(), elapsed: elapsed}
 	for _, l := range lat {
-		all = append(all, l...)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	r := result{errors: errs.Load(), rps: float64(len(all)) / elapsed.Seconds()}
-	if len(all) > 0 {
-		r.p50 = all[len(all)*50/100]
-		r.p99 = all[len(all)*99/100]
+		r.lat = append(r.lat, l...)
 	}
 	return r
 }

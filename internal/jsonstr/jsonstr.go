@@ -11,16 +11,31 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
+// htmlSafe and plainSafe tell, for each ASCII byte, whether Append writes it as it is (one table lookup
+// per byte instead of five comparisons): not a control character, quote or backslash, and for htmlSafe
+// not <, > or &.
+var htmlSafe, plainSafe = func() (html, plain [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		plain[c] = c != '"' && c != '\\'
+		html[c] = plain[c] && c != '<' && c != '>' && c != '&'
+	}
+	return html, plain
+}()
+
 // Append appends s to b as a quoted JSON string, byte for byte what encoding/json writes: control
 // characters escaped, invalid UTF-8 replaced by \ufffd, U+2028 and U+2029 escaped, and, when escapeHTML is
 // true (encoding/json's default; false is an Encoder with SetEscapeHTML(false)), <, > and & as \u00XX.
 func Append(b []byte, s string, escapeHTML bool) []byte {
+	safe := &plainSafe
+	if escapeHTML {
+		safe = &htmlSafe
+	}
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || c != '<' && c != '>' && c != '&') {
+			if safe[c] {
 				i++
 				continue
 			}
@@ -72,6 +87,11 @@ func Append(b []byte, s string, escapeHTML bool) []byte {
 func AppendFloat(b []byte, f float64) ([]byte, bool) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return b, false
+	}
+	// Whole numbers below 1e15 (confidences of 0 and 1, counts) are their integer's digits: below 2^53
+	// every integer is its own shortest form. -0 keeps its sign through strconv.
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 && (f != 0 || !math.Signbit(f)) {
+		return strconv.AppendInt(b, int64(f), 10), true
 	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {

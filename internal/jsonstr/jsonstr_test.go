@@ -52,7 +52,8 @@ func FuzzAppend(f *testing.F) {
 }
 
 func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
-	for _, f := range []float64{0, 1, -1, 0.1, 1.5, 1e-6, 9.99e-7, 1e-7, 123456789, 1e20, 1e21, -1e21, 3.14159e-300, 1.7976931348623157e308} {
+	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1, 2, 10, 100, 1e14, 999999999999999, 1e15, -1e15, 1e15 + 2,
+		1 << 53, 1<<53 + 2, 1 << 60, -(1 << 60), 0.5, -0.5, 1e14 + 0.5, 0.1, 1.5, 1e-6, 9.99e-7, 1e-7, 123456789, 1e20, 1e21, -1e21, 3.14159e-300, 1.7976931348623157e308} {
 		want, _ := json.Marshal(f)
 		got, ok := AppendFloat(nil, f)
 		if !ok || string(got) != string(want) {
@@ -69,6 +70,9 @@ func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
 func FuzzAppendFloat(f *testing.F) {
 	f.Add(1.5)
 	f.Add(1e-7)
+	f.Add(42.0)
+	f.Add(-7e14)
+	f.Add(math.Copysign(0, -1))
 	f.Fuzz(func(t *testing.T, x float64) {
 		want, err := json.Marshal(x)
 		got, ok := AppendFloat(nil, x)

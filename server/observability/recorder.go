@@ -16,17 +16,19 @@ import (
 
 // Defaults of RecorderConfig.
 const (
-	DefaultBufferSize     = 100000
-	DefaultBufferBytes    = 64 << 20
-	DefaultBatchSize      = 500
-	DefaultWriteBatches   = 10
-	DefaultFlushInterval  = 10 * time.Second
-	DefaultRetryAttempts  = 3
-	DefaultRetryBackoff   = 100 * time.Millisecond
-	DefaultWriteTimeout   = 30 * time.Second
-	DefaultWriterShare    = 0.5
-	maxRetryBackoffFactor = 8
-	dropLogEvery          = 10 * time.Second
+	DefaultBufferSize    = 100000
+	DefaultBufferBytes   = 64 << 20
+	DefaultBatchSize     = 500
+	DefaultWriteBatches  = 10
+	DefaultFlushInterval = 10 * time.Second
+	DefaultRetryAttempts = 3
+	DefaultRetryBackoff  = 100 * time.Millisecond
+	DefaultWriteTimeout  = 30 * time.Second
+	DefaultWriterShare   = 0.5
+	// DefaultEvaluationWriterShare is RecorderConfig.EvaluationWriterShare's default.
+	DefaultEvaluationWriterShare = 0.2
+	maxRetryBackoffFactor        = 8
+	dropLogEvery                 = 10 * time.Second
 	// After a batch failed every attempt, the writer leaves the database alone for outageBackoff (doubled
 	// on each further failure, at most maxOutageBackoff) before the next write not asked for by Flush or
 	// Close.
@@ -57,8 +59,13 @@ type RecorderConfig struct {
 	// (1/WriterShare - 1), leaving the rest to evaluations; the buffer absorbs the difference and drops what
 	// does not fit, as it would anyway. Default 0.5; 1 (or more) writes flat out.
 	WriterShare float64
-	Metrics     *Metrics
-	Logger      *zap.Logger
+	// EvaluationWriterShare is, while evaluations record events (Enqueue was called since the previous
+	// write), the share of one core the writer may keep busy whatever the buffer holds (WriterShare when
+	// that is lower): the events then compete for the CPU with the evaluations that make them. Each write
+	// then takes one batch only, so that the writer never holds a core for long. Default 0.2.
+	EvaluationWriterShare float64
+	Metrics               *Metrics
+	Logger                *zap.Logger
 }
 
 func (c *RecorderConfig) defaults() {
@@ -91,6 +98,9 @@ func (c *RecorderConfig) defaults() {
 	}
 	if c.WriterShare <= 0 {
 		c.WriterShare = DefaultWriterShare
+	}
+	if c.EvaluationWriterShare <= 0 {
+		c.EvaluationWriterShare = DefaultEvaluationWriterShare
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
@@ -133,6 +143,10 @@ type Recorder struct {
 	throughBytes int64
 	refused      int64
 	closed       bool
+	// enqueues counts Enqueue calls (evaluations recording events); the writer compares it with
+	// seenEnqueues, the count at its previous write, to know whether evaluations are running.
+	enqueues     int64
+	seenEnqueues int64
 	received     int64
 	dropped      int64
 	written      int64
@@ -144,6 +158,9 @@ type Recorder struct {
 	unloggedRefused int64
 	lastRefuseLog   time.Time
 
+	// owned by the writer goroutine: while evaluations record events, writes take one batch (see
+	// overloadPause).
+	oneBatch bool
 	// owned by the writer goroutine: while the database is failing, writes wait until retryAt unless a
 	// Flush or Close asks for them.
 	retryAt   time.Time
@@ -213,6 +230,7 @@ func (r *Recorder) Enqueue(events []guard.Event) (enqueued, dropped int) {
 		r.append(events[:enqueued], sizes[:enqueued])
 	}
 	dropped = len(events) - enqueued
+	r.enqueues++
 	r.received += int64(len(events))
 	r.dropped += int64(dropped)
 	full := len(r.chunks) > 1 || len(r.chunks) == 1 && len(r.chunks[0]) == r.cfg.BatchSize
@@ -380,10 +398,15 @@ func (r *Recorder) next(partial bool, maxChunks int) ([]guard.Event, int64, int)
 func (r *Recorder) databaseBack() bool { return r.retryAt.IsZero() || !time.Now().Before(r.retryAt) }
 
 // writeFull writes the full batches, stopping at the first one that cannot be written.
-// Under overload it yields the core between writes (see RecorderConfig.WriterShare).
+// Under overload it yields the core between writes (see RecorderConfig.WriterShare and
+// EvaluationWriterShare).
 func (r *Recorder) writeFull() {
 	for {
-		batch, bytes, _ := r.next(false, math.MaxInt)
+		chunks := math.MaxInt
+		if r.oneBatch {
+			chunks = 1
+		}
+		batch, bytes, _ := r.next(false, chunks)
 		if batch == nil {
 			return
 		}
@@ -403,19 +426,31 @@ func (r *Recorder) writeFull() {
 	}
 }
 
-// overloadPause is how long the writer rests after a write that took took: nothing unless more than half
-// the buffer is pending.
+// overloadPause is how long the writer rests after a write that took took. While evaluations record
+// events (Enqueue since the previous call) the writer keeps at most EvaluationWriterShare of a core (or
+// WriterShare when lower), whatever the buffer holds: those events compete for the CPU with the
+// evaluations that make them, and the buffer absorbs bursts. Otherwise it rests only while more than
+// half the buffer is pending, keeping WriterShare. While evaluations record events, the next writes also
+// take one batch each: a shorter write holds a core for less time, which keeps the evaluations' tail
+// latency down.
 func (r *Recorder) overloadPause(took time.Duration) time.Duration {
-	if r.cfg.WriterShare >= 1 {
-		return 0
-	}
 	r.mu.Lock()
 	overloaded := r.pending > r.cfg.BufferSize/2 || r.bytes > r.cfg.BufferBytes/2
+	evaluating := r.enqueues != r.seenEnqueues
+	r.seenEnqueues = r.enqueues
 	r.mu.Unlock()
-	if !overloaded {
+	r.oneBatch = evaluating
+	share := r.cfg.WriterShare
+	switch {
+	case evaluating:
+		share = min(share, r.cfg.EvaluationWriterShare)
+	case !overloaded:
 		return 0
 	}
-	return time.Duration(float64(took) * (1/r.cfg.WriterShare - 1))
+	if share >= 1 {
+		return 0
+	}
+	return time.Duration(float64(took) * (1/share - 1))
 }
 
 // writeAll writes every batch buffered when it starts (a flood of new events cannot keep it busy

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	guard "github.com/guardrail-control/guard"
 )
 
 func closeRecorder(t *testing.T, r *Recorder) {
@@ -43,17 +45,33 @@ func TestRecorderWritesFullBatchesWithoutWaitingForTheInterval(t *testing.T) {
 	}
 }
 
+// TestRecorderWritesWaitingBatchesTogether: full batches waiting behind a slow write are written together,
+// up to MaxWriteSize, except while evaluations record events (Enqueue since the previous write): then a
+// write takes one batch, so that the writer never holds a core for long.
 func TestRecorderWritesWaitingBatchesTogether(t *testing.T) {
-	st := &memStore{block: make(chan struct{})}
-	r := NewRecorder(st, RecorderConfig{BatchSize: 10, MaxWriteSize: 30, FlushInterval: time.Hour})
-	r.Enqueue(mkEvents(0, 10))
-	waitFor(t, "the first write to start", func() bool { st.mu.Lock(); defer st.mu.Unlock(); return st.calls == 1 })
-	r.Enqueue(mkEvents(10, 55)) // five full batches and a partial one wait behind the stuck write
-	close(st.block)
-	waitFor(t, "the full batches", func() bool { return st.count() == 60 })
-	closeRecorder(t, r)
-	if got := st.batchSizes(); !slices.Equal(got, []int{10, 30, 20, 5}) {
-		t.Fatalf("writes = %v, want [10 30 20 5]: full batches coalesced up to MaxWriteSize", got)
+	for _, tc := range []struct {
+		name string
+		add  func(r *Recorder, events []guard.Event)
+		want []int
+	}{
+		{"posted events", func(r *Recorder, events []guard.Event) { _ = r.Offer(events) }, []int{10, 30, 20, 5}},
+		// The first write after the evaluations' events takes one batch; with no evaluation since, the
+		// writes coalesce again.
+		{"evaluation events", func(r *Recorder, events []guard.Event) { r.Enqueue(events) }, []int{10, 10, 30, 10, 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &memStore{block: make(chan struct{})}
+			r := NewRecorder(st, RecorderConfig{BatchSize: 10, MaxWriteSize: 30, FlushInterval: time.Hour})
+			tc.add(r, mkEvents(0, 10))
+			waitFor(t, "the first write to start", func() bool { st.mu.Lock(); defer st.mu.Unlock(); return st.calls == 1 })
+			tc.add(r, mkEvents(10, 55)) // five full batches and a partial one wait behind the stuck write
+			close(st.block)
+			waitFor(t, "the full batches", func() bool { return st.count() == 60 })
+			closeRecorder(t, r)
+			if got := st.batchSizes(); !slices.Equal(got, tc.want) {
+				t.Fatalf("writes = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -258,29 +276,48 @@ func TestRecorderFlushHonoursItsContext(t *testing.T) {
 	}
 }
 
-// TestRecorderYieldsTheCoreUnderOverload: while more than half the buffer is pending, the writer rests
-// after each write for the write's duration times (1/WriterShare - 1); otherwise, or with WriterShare 1,
-// it does not rest.
+// TestRecorderYieldsTheCoreUnderOverload: after each write the writer rests for the write's duration times
+// (1/share - 1). While evaluations record events (Enqueue since the previous write) share is
+// EvaluationWriterShare (WriterShare when lower), whatever the buffer holds, and writes take one batch
+// each; otherwise it rests only while more than half the buffer is pending, with WriterShare. A share of
+// 1 never rests.
 func TestRecorderYieldsTheCoreUnderOverload(t *testing.T) {
-	st := &memStore{block: make(chan struct{})}
-	r := NewRecorder(st, RecorderConfig{BufferSize: 100, BatchSize: 10, FlushInterval: time.Hour, WriterShare: 0.25})
-	defer func() {
-		close(st.block)
-		closeRecorder(t, r)
-	}()
-	if p := r.overloadPause(10 * time.Millisecond); p != 0 {
-		t.Fatalf("pause with an empty buffer = %v, want 0", p)
-	}
-	r.Enqueue(mkEvents(0, 50))
-	if p := r.overloadPause(10 * time.Millisecond); p != 0 {
-		t.Fatalf("pause with half the buffer pending = %v, want 0", p)
-	}
-	r.Enqueue(mkEvents(50, 1))
-	if p := r.overloadPause(10 * time.Millisecond); p != 30*time.Millisecond {
-		t.Fatalf("pause over half full with share 0.25 = %v, want 30ms", p)
-	}
-	r.cfg.WriterShare = 1
-	if p := r.overloadPause(10 * time.Millisecond); p != 0 {
-		t.Fatalf("pause with WriterShare 1 = %v, want 0", p)
+	offer := func(r *Recorder, from, n int) { _ = r.Offer(mkEvents(from, n)) }
+	enqueue := func(r *Recorder, from, n int) { r.Enqueue(mkEvents(from, n)) }
+	for _, tc := range []struct {
+		name             string
+		share, evalShare float64
+		fill             func(r *Recorder, from, n int) // adds n events to the buffer of 100
+		wantHalf         time.Duration                  // pause after a 10 ms write, 50 events pending
+		wantOver         time.Duration                  // the same, 51 pending
+		wantOneBatch     bool
+		wantNext         time.Duration // after another 10 ms write with no event added in between
+	}{
+		{"posted events: WriterShare under overload", 0.25, 0.2, offer, 0, 30 * time.Millisecond, false, 30 * time.Millisecond},
+		{"evaluations: EvaluationWriterShare always", 0.25, 0.2, enqueue, 40 * time.Millisecond, 40 * time.Millisecond, true, 30 * time.Millisecond},
+		{"evaluations: WriterShare when lower", 0.1, 0.2, enqueue, 90 * time.Millisecond, 90 * time.Millisecond, true, 90 * time.Millisecond},
+		{"share 1 never rests", 1, 1, enqueue, 0, 0, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// No writer goroutine: the test plays the writer (overloadPause and oneBatch are its own).
+			cfg := RecorderConfig{BufferSize: 100, BatchSize: 10, FlushInterval: time.Hour,
+				WriterShare: tc.share, EvaluationWriterShare: tc.evalShare}
+			cfg.defaults()
+			r := &Recorder{store: &memStore{}, cfg: cfg, wake: make(chan struct{}, 1)}
+			if p := r.overloadPause(10 * time.Millisecond); p != 0 || r.oneBatch {
+				t.Fatalf("nothing added: pause %v, one batch %v; want 0, false", p, r.oneBatch)
+			}
+			tc.fill(r, 0, 50)
+			if p := r.overloadPause(10 * time.Millisecond); p != tc.wantHalf || r.oneBatch != tc.wantOneBatch {
+				t.Fatalf("half the buffer pending: pause %v, one batch %v; want %v, %v", p, r.oneBatch, tc.wantHalf, tc.wantOneBatch)
+			}
+			tc.fill(r, 50, 1)
+			if p := r.overloadPause(10 * time.Millisecond); p != tc.wantOver || r.oneBatch != tc.wantOneBatch {
+				t.Fatalf("over half full: pause %v, one batch %v; want %v, %v", p, r.oneBatch, tc.wantOver, tc.wantOneBatch)
+			}
+			if p := r.overloadPause(10 * time.Millisecond); p != tc.wantNext || r.oneBatch {
+				t.Fatalf("nothing added since: pause %v, one batch %v; want %v, false", p, r.oneBatch, tc.wantNext)
+			}
+		})
 	}
 }

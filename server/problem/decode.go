@@ -15,7 +15,17 @@ import (
 // ReadBody reads the whole request body, turning an oversize body (http.MaxBytesReader, set by the
 // server's middleware) into 413 PAYLOAD_TOO_LARGE.
 func ReadBody(r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(r.Body)
+	return AppendBody(nil, r)
+}
+
+// AppendBody reads the whole request body, appending it to buf, with ReadBody's errors. buf is grown
+// once to the declared Content-Length (up to 1 MiB; beyond, as it arrives), so that a caller with a
+// recycled buffer reads without allocating.
+func AppendBody(buf []byte, r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= 1<<20 && int64(cap(buf)-len(buf)) <= n {
+		buf = append(make([]byte, 0, len(buf)+int(n)+1), buf...) // +1: room for the read that sees EOF
+	}
+	b, err := readAll(buf, r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -25,6 +35,23 @@ func ReadBody(r *http.Request) ([]byte, error) {
 		return nil, New(http.StatusBadRequest, CodeInvalidJSON, "the request body could not be read")
 	}
 	return b, nil
+}
+
+// readAll is io.ReadAll appending to b.
+func readAll(b []byte, rd io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // let append pick the growth
+		}
+		n, err := rd.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				return b, nil
+			}
+			return b, err
+		}
+	}
 }
 
 // DecodeJSON reads the body and decodes it strictly into dst: invalid JSON is 400 INVALID_JSON, unknown
