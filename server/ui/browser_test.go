@@ -214,10 +214,16 @@ func (a *app) waitJS(what, expr string) {
 	a.t.Helper()
 	ctx, cancel := context.WithTimeout(a.ctx, stepTimeout+5*time.Second)
 	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
+	// An exception (an element not drawn yet after a route change) means "not yet", not a failure: the
+	// condition is polled until it holds or the time is up, and the last exception is reported then.
+	guarded := `(() => { try { return !!(` + expr + `); } catch (e) { window.__waitErr = String(e); return false; } })()`
+	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](guarded,
 		chromedp.WithPollingTimeout(stepTimeout), chromedp.WithPollingInterval(50*time.Millisecond)))
 	if err != nil {
-		a.t.Fatalf("waiting for %s: %v\npage errors: %v\npage text:\n%s", what, err, a.consoleErrors(), a.pageText())
+		ectx, ecancel := context.WithTimeout(a.ctx, 3*time.Second)
+		last, _ := chromedp.Run(ectx, chromedp.Evaluate[string](`String(window.__waitErr || "")`))
+		ecancel()
+		a.t.Fatalf("waiting for %s: %v\nlast exception of the condition: %q\npage errors: %v\npage text:\n%s", what, err, last, a.consoleErrors(), a.pageText())
 	}
 }
 

@@ -338,7 +338,8 @@ func TestOverviewShowsShadowControls(t *testing.T) {
 				t.Fatalf("the figures count a shadow denial: deny = %q", got)
 			}
 			a.click(`#shadow-controls tbody tr:first-child td:nth-child(2) a`)
-			a.waitJS("the shadow events", `location.hash.includes('shadow=true') && document.getElementById('ev-shadow').value === 'true' && document.getElementById('events-results').getAttribute('aria-busy') === 'false' && document.querySelectorAll('#events-results tbody tr').length === 2`)
+			// The hash changes before the events page is drawn: the condition must hold off until it is.
+			a.waitJS("the shadow events", `location.hash.includes('shadow=true') && document.getElementById('ev-shadow')?.value === 'true' && document.getElementById('events-results')?.getAttribute('aria-busy') === 'false' && document.querySelectorAll('#events-results tbody tr').length === 2`)
 		})
 	}
 }
