@@ -35,6 +35,9 @@ type Config struct {
 	ObservabilityDurable bool
 	// BufferBytes (OBSERVABILITY_BUFFER_BYTES) bounds the events buffer's estimated heap.
 	BufferBytes int64
+	// WriterShare (OBSERVABILITY_WRITER_SHARE) is the share of a core the events writer may keep busy while
+	// evaluations record events (observability.RecorderConfig.EvaluationWriterShare); 0 means its default.
+	WriterShare float64
 	Ext         toxicity.Settings
 
 	// EvaluationTimeout is the deadline of one POST /evaluation (EVALUATION_TIMEOUT_MS).
@@ -165,6 +168,15 @@ var envVars = []envVar{
 				return "a whole number of bytes from 1048576 (1 MiB) to 1099511627776 (1 TiB)"
 			}
 			c.BufferBytes = n
+			return ""
+		}},
+	{name: "OBSERVABILITY_WRITER_SHARE", def: "0.2", desc: "share of a core the events writer may keep busy while evaluations record events (1: no limit); past it, events are dropped and counted rather than slowing evaluations",
+		set: func(c *Config, v string) string {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(f >= 0.05 && f <= 1) {
+				return "a number from 0.05 to 1"
+			}
+			c.WriterShare = f
 			return ""
 		}},
 	{name: "OBSERVABILITY_FLUSH_INTERVAL_SECONDS", def: "10", desc: "how often buffered events are written to the database",

@@ -28,3 +28,19 @@ func TestLoadConfigEventsBuffer(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadConfigWriterShare(t *testing.T) {
+	c, err := LoadConfig(env(nil))
+	if err != nil || (c.WriterShare != 0 && c.WriterShare != observability.DefaultEvaluationWriterShare) {
+		t.Fatalf("default: %v, %v; want the recorder's default %v", c.WriterShare, err, observability.DefaultEvaluationWriterShare)
+	}
+	if c, err = LoadConfig(env(map[string]string{"OBSERVABILITY_WRITER_SHARE": "0.5"})); err != nil || c.WriterShare != 0.5 {
+		t.Fatalf("0.5: %v, %v", c.WriterShare, err)
+	}
+	for _, v := range []string{"0", "0.01", "1.5", "half", "-1"} {
+		_, err := LoadConfig(env(map[string]string{"OBSERVABILITY_WRITER_SHARE": v}))
+		if err == nil || !strings.Contains(err.Error(), "OBSERVABILITY_WRITER_SHARE") {
+			t.Errorf("OBSERVABILITY_WRITER_SHARE=%s: error %v", v, err)
+		}
+	}
+}

@@ -189,6 +189,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 	if cfg.ObservabilityEnabled {
 		rec = observability.NewRecorder(st, observability.RecorderConfig{
 			FlushInterval: cfg.FlushInterval, BufferBytes: cfg.BufferBytes, Metrics: metrics, Logger: logger,
+			EvaluationWriterShare: cfg.WriterShare,
 		})
 		defer func() {
 			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
