@@ -101,6 +101,16 @@ func StringList(v any) (list []string, ok bool) {
 	return nil, false
 }
 
+// AnyList is list as the []any of a decoded JSON value, for a schema's enum or a result's metadata (which
+// hold JSON values, not Go slices).
+func AnyList(list []string) []any {
+	out := make([]any, len(list))
+	for i, s := range list {
+		out[i] = s
+	}
+	return out
+}
+
 // appendNewFields appends the problems of more whose field is not already reported in problems.
 func appendNewFields(problems, more []FieldError) []FieldError {
 outer:

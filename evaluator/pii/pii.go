@@ -52,14 +52,6 @@ const (
 	contextBoost         = 0.35
 )
 
-func anyList(list []string) []any {
-	out := make([]any, len(list))
-	for i, s := range list {
-		out[i] = s
-	}
-	return out
-}
-
 func configSchema() json.RawMessage {
 	ctxProps := map[string]any{}
 	for _, e := range Entities {
@@ -71,12 +63,12 @@ func configSchema() json.RawMessage {
 		"properties": map[string]any{
 			"entities": map[string]any{
 				"type": "array", "minItems": 1, "uniqueItems": true,
-				"items":       map[string]any{"type": "string", "enum": anyList(Entities)},
+				"items":       map[string]any{"type": "string", "enum": evaluator.AnyList(Entities)},
 				"description": "Entity types to look for (default: all).",
 			},
 			"countries": map[string]any{
 				"type": "array", "minItems": 1, "uniqueItems": true,
-				"items":       map[string]any{"type": "string", "enum": anyList(Countries())},
+				"items":       map[string]any{"type": "string", "enum": evaluator.AnyList(Countries())},
 				"description": "Countries whose national phone formats are recognised (default: all supported). E.164 numbers (+...) are recognised for every country.",
 			},
 			"min_confidence": map[string]any{

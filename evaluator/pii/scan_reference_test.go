@@ -59,7 +59,7 @@ func refEvaluate(ctx context.Context, e *Evaluator, d *evaluator.Data) (evaluato
 		Matched:    true,
 		Confidence: best,
 		Message:    msg.String(),
-		Metadata:   map[string]any{"findings": listed, "finding_count": len(fs), "counts": countsAny, "entities": anyList(types)},
+		Metadata:   map[string]any{"findings": listed, "finding_count": len(fs), "counts": countsAny, "entities": evaluator.AnyList(types)},
 	}, nil
 }
 

@@ -42,14 +42,6 @@ const (
 	maxTotalFindings = 1000
 )
 
-func stringsAny(list []string) []any {
-	out := make([]any, len(list))
-	for i, s := range list {
-		out[i] = s
-	}
-	return out
-}
-
 // configSchema is built from the vendored rules, so that the enums list exactly the groups and rules
 // shipped.
 func configSchema() map[string]any {
@@ -58,17 +50,17 @@ func configSchema() map[string]any {
 		"properties": map[string]any{
 			"rule_groups": map[string]any{
 				"type": "array", "minItems": 1, "uniqueItems": true,
-				"items":       map[string]any{"type": "string", "enum": stringsAny(builtin.groups)},
+				"items":       map[string]any{"type": "string", "enum": evaluator.AnyList(builtin.groups)},
 				"description": "Rule groups to run (default: all).",
 			},
 			"rules": map[string]any{
 				"type": "array", "minItems": 1, "uniqueItems": true,
-				"items":       map[string]any{"type": "string", "enum": stringsAny(builtin.ruleIDs())},
+				"items":       map[string]any{"type": "string", "enum": evaluator.AnyList(builtin.ruleIDs())},
 				"description": "Run only these rules (by gitleaks rule id), within rule_groups.",
 			},
 			"exclude_rules": map[string]any{
 				"type": "array", "uniqueItems": true,
-				"items":       map[string]any{"type": "string", "enum": stringsAny(builtin.ruleIDs())},
+				"items":       map[string]any{"type": "string", "enum": evaluator.AnyList(builtin.ruleIDs())},
 				"description": "Rules not to run.",
 			},
 			"allow_values": map[string]any{
@@ -250,7 +242,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		Matched:    true,
 		Confidence: 1,
 		Message:    fmt.Sprintf("%d secret(s) found: %s", len(findings), strings.Join(ids, ", ")),
-		Metadata:   map[string]any{"findings": listed, "finding_count": len(findings), "rules": stringsAny(ids)},
+		Metadata:   map[string]any{"findings": listed, "finding_count": len(findings), "rules": evaluator.AnyList(ids)},
 	}, nil
 }
 

@@ -21,14 +21,6 @@ var (
 	dclOps = []string{"GRANT", "REVOKE"}
 )
 
-func anyList(list []string) []any {
-	out := make([]any, len(list))
-	for i, s := range list {
-		out[i] = s
-	}
-	return out
-}
-
 func configSchema() json.RawMessage {
 	names := map[string]any{"type": "array", "maxItems": 1000, "items": map[string]any{"type": "string", "minLength": 1, "maxLength": 256}}
 	ops := map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"type": "string", "minLength": 1, "maxLength": 32}}

@@ -120,7 +120,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		vs = e.checkStatement(f, ctxObj, vs)
 	}
 	if len(vs) == 0 {
-		return evaluator.Result{Confidence: 1, Metadata: map[string]any{"operations": anyList(dedupe(ops))}}, nil
+		return evaluator.Result{Confidence: 1, Metadata: map[string]any{"operations": evaluator.AnyList(dedupe(ops))}}, nil
 	}
 	codes := make([]string, 0, len(vs))
 	listed := make([]any, 0, len(vs))
@@ -133,7 +133,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		Matched:    true,
 		Confidence: 1,
 		Message:    "SQL breaks rules: " + strings.Join(codes, ", "),
-		Metadata:   map[string]any{"violations": listed, "operations": anyList(dedupe(ops)), "statement_count": len(ops)},
+		Metadata:   map[string]any{"violations": listed, "operations": evaluator.AnyList(dedupe(ops)), "statement_count": len(ops)},
 	}, nil
 }
 
