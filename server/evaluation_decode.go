@@ -137,14 +137,8 @@ func (p *fastReader) request(req *evaluationRequest) bool {
 	if !p.consume('{') {
 		return false
 	}
-	var seen uint8
-	once := func(bit uint8) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	}
+	var seen seenKeys
+	once := seen.first
 	return p.members(func(key string) bool {
 		switch key {
 		case "agent_name":
@@ -175,14 +169,8 @@ func (p *fastReader) step(st *guard.Step) bool {
 	if !p.consume('{') {
 		return false
 	}
-	var seen uint8
-	once := func(bit uint8) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	}
+	var seen seenKeys
+	once := seen.first
 	return p.members(func(key string) bool {
 		var ok bool
 		switch key {
@@ -499,4 +487,17 @@ func hex4(b []byte) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// seenKeys records which of an object's known keys were read (one bit each), so that a repeated key sends
+// the body to the plain path, which refuses it.
+type seenKeys uint8
+
+// first marks bit and reports whether it was not marked yet.
+func (s *seenKeys) first(bit uint8) bool {
+	if *s&seenKeys(bit) != 0 {
+		return false
+	}
+	*s |= seenKeys(bit)
+	return true
 }
