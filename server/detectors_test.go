@@ -75,9 +75,10 @@ func TestDetectorsThroughAPI(t *testing.T) {
 			name:      "json",
 			condition: map[string]any{"selector": map[string]any{"path": "input"}, "evaluator": map[string]any{"name": "json", "config": map[string]any{"required_fields": []any{"to"}, "field_constraints": map[string]any{"amount": map[string]any{"max": 100}}}}},
 			stage:     "pre",
-			bad:       map[string]any{"type": "llm", "name": "chat", "input": map[string]any{"to": "ann", "amount": 5000}},
+			bad:       map[string]any{"type": "llm", "name": "chat", "input": map[string]any{"to": "ann", "amount": 987654321}},
 			good:      map[string]any{"type": "llm", "name": "chat", "input": map[string]any{"to": "ann", "amount": 50}},
-			hidden:    "5000",
+			// Long enough never to occur by chance in a control_execution_id (a random UUID: "5000" did).
+			hidden: "987654321",
 		},
 	}
 	for _, tt := range tests {
