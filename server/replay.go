@@ -156,11 +156,39 @@ func (s *Server) parseReplay(r *http.Request) (*replayPlan, error) {
 	}
 	plan.draft = draft
 	if plan.agent != "" {
-		if _, err := s.store.AgentRevision(r.Context(), plan.agent); err != nil {
-			return nil, err // ErrAgentNotFound: 404 AGENT_NOT_FOUND
+		if _, err := s.store.AgentRevision(r.Context(), plan.agent); errors.Is(err, guard.ErrAgentNotFound) {
+			pe := problem.New(http.StatusNotFound, problem.CodeAgentNotFound, "agent not found")
+			pe.Problems = []guard.Problem{{Field: "agent_name", Code: "not_found", Message: "no agent has this name"}}
+			return nil, pe
+		} else if err != nil {
+			return nil, err
 		}
 	}
+	if err := s.checkCaptured(r.Context(), plan); err != nil {
+		return nil, err
+	}
 	return plan, nil
+}
+
+// checkCaptured refuses a replay with nothing to replay: a range in which no step of the agent (or of
+// any agent) was captured is a 422 naming start_time, before any job starts, so that an operator who
+// replays the wrong range, or an agent whose steps are not captured, is told so rather than shown a
+// diff of nothing. A store without captured steps is left to the job (503 REPLAY_UNAVAILABLE).
+func (s *Server) checkCaptured(ctx context.Context, plan *replayPlan) error {
+	cs, ok := s.store.(guard.CaptureStore)
+	if !ok {
+		return nil
+	}
+	steps, _, err := cs.CapturedSteps(ctx, guard.CaptureQuery{AgentName: plan.agent, Start: plan.start, End: plan.end, Limit: 1})
+	if err != nil || len(steps) > 0 {
+		return err
+	}
+	whose := "of any agent"
+	if plan.agent != "" {
+		whose = "of this agent"
+	}
+	return problem.Validation("there are no captured steps to replay", guard.Problem{Field: "start_time", Code: "no_captured_steps",
+		Message: "no step " + whose + " was captured from start_time to end_time: widen the range, or check that step capture is on for the agent (GUARD_CAPTURE_AGENTS)"})
 }
 
 // resolveDraft validates every draft control and finds the existing control each one names.
@@ -313,7 +341,7 @@ func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob
 			}
 		}
 		engines[agent] = &replayEngines{current: s.replayEngine(acs), draft: s.replayEngine(plan.draft.controls(acs)),
-			deltaCurrent: s.replayEngine(named), deltaDraft: s.replayEngine(plan.draft.controls(named))}
+			deltaCurrent: s.replayEngine(enforced(named)), deltaDraft: s.replayEngine(enforced(plan.draft.controls(named)))}
 	}
 	rr := &replayRun{steps: steps, engines: engines, sampleSize: plan.sample, evalTO: s.cfg.evalTimeout, progress: &job.doneSteps}
 	t, skipped, err := rr.run(ctx)
@@ -331,7 +359,7 @@ func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob
 			res.Samples = append(res.Samples, sm.ReplaySample)
 		}
 	}
-	if len(steps) == 0 {
+	if len(steps) == 0 { // checkCaptured found some: they were pruned since (GUARD_CAPTURE_MAX_AGE_HOURS)
 		res.Message = "no captured steps in this range: is step capture on for this agent (GUARD_CAPTURE_AGENTS)?"
 	}
 	res.DurationMS = float64(time.Since(started).Microseconds()) / 1000
@@ -339,6 +367,19 @@ func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob
 }
 
 func (d *resolvedDraft) has(id int64) bool { _, ok := d.byID[id]; return ok }
+
+// enforced returns a copy of acs with every control in enforce mode. The per-control counts of a
+// replay say what each control of the draft matches, before and after, also for a control in shadow:
+// an edit of a shadow control changes no decision, and what it would match is what the operator
+// replays it to see. The decisions (the full engines) keep every control's own mode.
+func enforced(acs []guard.AgentControl) []guard.AgentControl {
+	out := make([]guard.AgentControl, len(acs))
+	for i, ac := range acs {
+		ac.Control.Mode = guard.ModeEnforce
+		out[i] = ac
+	}
+	return out
+}
 
 // replayEngine compiles the enabled controls of acs, whatever their execution: a replay answers what the
 // agent's controls decide about a step, and sdk controls (evaluated in the client) decide too. A control

@@ -176,6 +176,39 @@ func TestReplayLoosenedAndNewControls(t *testing.T) {
 	}
 }
 
+// TestReplayShadowEdits: a control put in shadow by the draft no longer decides (its denies become
+// allows), and an edit of a control that stays in shadow changes no decision; in both, the control's
+// counts say what its condition matches before and after, so that replaying a shadow control's edit
+// shows what it would do.
+func TestReplayShadowEdits(t *testing.T) {
+	ts, id := replayFixture(t)
+	shadow := func(pattern string) map[string]any { d := denyData(pattern); d["mode"] = "shadow"; return d }
+	replay := func() (map[string]any, map[string]any) {
+		t.Helper()
+		r := ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot",
+			"controls": []any{map[string]any{"id": id, "data": shadow("drop|delete")}}})
+		res := r["result"].(map[string]any)
+		return res, res["controls"].([]any)[0].(map[string]any)
+	}
+	// Enforced now, in shadow (and wider) in the draft: the two denies go.
+	res, ctl := replay()
+	if res["steps_changed"] != 2.0 || res["changes"].(map[string]any)["deny_to_allow"] != 2.0 {
+		t.Errorf("result %v", res)
+	}
+	if ctl["matched_current"] != 2.0 || ctl["matched_draft"] != 3.0 || ctl["newly_matched"] != 1.0 || ctl["no_longer_matched"] != 0.0 {
+		t.Errorf("control %v: a shadow control's matches count", ctl)
+	}
+	// In shadow now, edited in shadow: no decision changes, the matches still tell the edit.
+	ts.ok(200, "PATCH", fmt.Sprintf("/api/v1/controls/%d", id), map[string]any{"mode": "shadow"})
+	res, ctl = replay()
+	if res["steps_replayed"] != 4.0 || res["steps_changed"] != 0.0 || len(res["samples"].([]any)) != 0 {
+		t.Errorf("result %v", res)
+	}
+	if ctl["matched_current"] != 2.0 || ctl["matched_draft"] != 3.0 || ctl["newly_matched"] != 1.0 {
+		t.Errorf("control %v: the edit of a shadow control must show what it would match", ctl)
+	}
+}
+
 func TestReplayBadInput(t *testing.T) {
 	ts, id := replayFixture(t)
 	bad := denyData("x")
@@ -193,7 +226,9 @@ func TestReplayBadInput(t *testing.T) {
 		{"same control twice", map[string]any{"controls": []any{map[string]any{"id": id, "data": denyData("x")}, map[string]any{"name": "block-drop-bot", "data": denyData("y")}}}, 422, "controls.1.name"},
 		{"empty draft", map[string]any{"controls": []any{}}, 422, "controls"},
 		{"bad agent name", map[string]any{"agent_name": "no spaces allowed", "controls": []any{map[string]any{"id": id, "data": denyData("x")}}}, 422, "agent_name"},
-		{"unknown agent", map[string]any{"agent_name": "ghost", "controls": []any{map[string]any{"id": id, "data": denyData("x")}}}, 404, ""},
+		{"unknown agent", map[string]any{"agent_name": "ghost", "controls": []any{map[string]any{"id": id, "data": denyData("x")}}}, 404, "agent_name"},
+		{"range with no captured steps", map[string]any{"agent_name": "bot", "start_time": "2020-01-01T00:00:00Z", "end_time": "2020-01-02T00:00:00Z",
+			"controls": []any{map[string]any{"id": id, "data": denyData("x")}}}, 422, "start_time"},
 		{"range backwards", map[string]any{"start_time": "2026-01-02T00:00:00Z", "end_time": "2026-01-01T00:00:00Z", "controls": []any{map[string]any{"id": id, "data": denyData("x")}}}, 422, "start_time"},
 		{"limit too large", map[string]any{"limit": 100001, "controls": []any{map[string]any{"id": id, "data": denyData("x")}}}, 422, "limit"},
 		{"unknown field", map[string]any{"agent": "bot", "controls": []any{map[string]any{"id": id, "data": denyData("x")}}}, 422, "agent"},
@@ -205,11 +240,8 @@ func TestReplayBadInput(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", r.Code, tt.status, r.Body)
 			}
 			p := r.problem(t)
-			if tt.field == "" {
-				if p.ErrorCode != "AGENT_NOT_FOUND" {
-					t.Errorf("code %s", p.ErrorCode)
-				}
-				return
+			if tt.status == 404 && p.ErrorCode != "AGENT_NOT_FOUND" {
+				t.Errorf("code %s", p.ErrorCode)
 			}
 			for _, e := range p.Errors {
 				if e.Field == tt.field {
@@ -221,14 +253,32 @@ func TestReplayBadInput(t *testing.T) {
 	}
 }
 
-func TestReplayEmptyRangeAnswersZero(t *testing.T) {
+// TestReplayNothingCapturedNamesTheRange: a range in which nothing was captured (for the agent, or for
+// any agent) is bad input: a 422 at start_time that says why, and no job is started.
+func TestReplayNothingCapturedNamesTheRange(t *testing.T) {
 	ts, id := replayFixture(t)
-	r := ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot",
-		"start_time": "2020-01-01T00:00:00Z", "end_time": "2020-01-02T00:00:00Z",
-		"controls": []any{map[string]any{"id": id, "data": denyData("x")}}})
-	res := r["result"].(map[string]any)
-	if res["steps_replayed"] != 0.0 || res["steps_changed"] != 0.0 || !strings.Contains(res["message"].(string), "no captured steps") {
-		t.Errorf("result %v", res)
+	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "quiet-bot"}, "steps": []any{}})
+	ctl := []any{map[string]any{"id": id, "data": denyData("x")}}
+	for _, body := range []map[string]any{
+		{"agent_name": "bot", "start_time": "2020-01-01T00:00:00Z", "end_time": "2020-01-02T00:00:00Z", "controls": ctl},
+		{"start_time": "2020-01-01T00:00:00Z", "end_time": "2020-01-02T00:00:00Z", "controls": ctl},
+		{"agent_name": "quiet-bot", "controls": ctl}, // an agent whose steps are not captured: the last 24 h are empty
+	} {
+		b := ts.expectProblem(422, "VALIDATION_ERROR", "POST", "/api/v1/controls/replay", body)
+		if len(b.Errors) != 1 || b.Errors[0].Field != "start_time" || b.Errors[0].Code != "no_captured_steps" ||
+			!strings.Contains(b.Errors[0].Message, "GUARD_CAPTURE_AGENTS") {
+			t.Errorf("%v: problems %+v, want one at start_time", body, b.Errors)
+		}
+	}
+	ts.srv.jobs.mu.Lock()
+	n := len(ts.srv.jobs.jobs)
+	ts.srv.jobs.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d replay jobs were started for ranges with nothing to replay", n)
+	}
+	// The same agent and draft over the default range (the last 24 h) replays the four captured steps.
+	if r := ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot", "controls": ctl}); r["result"].(map[string]any)["steps_replayed"] != 4.0 {
+		t.Errorf("replay of the last 24 h: %v", r)
 	}
 }
 

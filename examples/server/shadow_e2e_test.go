@@ -11,7 +11,8 @@ import (
 // TestShadowAndControlTestsEndToEnd runs the operator's path of issue 14 against the real binary: a
 // policy file with a shadow control and its tests is validated, tested and applied; a version that
 // contradicts its tests is refused by the server; real traffic is never denied by the shadow control but
-// recorded; statistics show what it would have denied; re-applying the file with mode enforce promotes it.
+// recorded (and its steps captured); statistics show what it would have denied; `guard replay` of an edit
+// says what the edit would match; re-applying the file with mode enforce promotes it.
 func TestShadowAndControlTestsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	const body = `controls:
@@ -36,8 +37,9 @@ agents:
 	expectGuard(t, nil, 0, []string{"ok\t2 tests passed"}, "test", "-f", shadow)
 	expectGuard(t, nil, 1, []string{"data.tests.0: test failed: expected a match; the control did not match (decision allow)"}, "validate", "-f", broken)
 
+	edited := file("edited.yaml", "shadow", "'secret|bye'")
 	p := startServer(t, map[string]string{"DB_URL": filepath.Join(dir, "guard.db"), "OBSERVABILITY_ENABLED": "true",
-		"OBSERVABILITY_FLUSH_INTERVAL_SECONDS": "0.1"}, "serve", "--migrate")
+		"OBSERVABILITY_FLUSH_INTERVAL_SECONDS": "0.1", "GUARD_CAPTURE_AGENTS": "bot"}, "serve", "--migrate")
 	env := []string{"GUARD_URL=" + p.base}
 	expectGuard(t, env, 0, []string{"created control block-secret", "Applied."}, "apply", "-f", shadow)
 	// The server refuses a version that contradicts its own tests, whoever sends it.
@@ -82,6 +84,16 @@ agents:
 	if page["total"] != float64(2) {
 		t.Fatalf("matched shadow events: %v", page["total"])
 	}
+
+	// Replay an edit of the shadow control against the captured traffic: no decision changes (it is
+	// still in shadow), and the control's line says what the edit would match.
+	waitForReplay(t, p, map[string]any{"agent_name": "bot", "controls": []any{map[string]any{"name": "block-secret",
+		"data": map[string]any{"mode": "shadow", "condition": map[string]any{"selector": map[string]any{"path": "input"},
+			"evaluator": map[string]any{"name": "regex", "config": map[string]any{"pattern": "secret"}}}, "action": map[string]any{"decision": "deny"}}}}}, 4)
+	expectGuard(t, env, 0, []string{"Replayed 4 captured steps of agent bot", "No decision would change.",
+		"block-secret (id 1): matched 2 -> 3 steps (+1 newly, -0 no longer)"}, "replay", "-f", edited, "--agent", "bot", "--since", "1h")
+	// The promotion, replayed first: the two steps the control matches would be denied.
+	expectGuard(t, env, 0, []string{"2 of 4 steps would change decision:", "allow -> deny", "2"}, "replay", "-f", promoted, "--agent", "bot")
 
 	expectGuard(t, env, 0, []string{"updated control block-secret", "Applied."}, "apply", "-f", promoted)
 	if got := p.evalWithKey(t, "", "bot", "a secret"); got != "deny" {

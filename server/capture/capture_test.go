@@ -61,6 +61,10 @@ type memStore struct {
 	fail   bool
 	pruned int
 	block  chan struct{}
+	// the bounds of the last prune, and what it reports deleted
+	pruneBefore   time.Time
+	pruneMaxBytes int64
+	pruneDeletes  int64
 }
 
 func (m *memStore) InsertCapturedSteps(ctx context.Context, steps []guard.CapturedStep) error {
@@ -78,11 +82,42 @@ func (m *memStore) InsertCapturedSteps(ctx context.Context, steps []guard.Captur
 func (m *memStore) CapturedSteps(context.Context, guard.CaptureQuery) ([]guard.CapturedStep, bool, error) {
 	return nil, false, nil
 }
-func (m *memStore) PruneCapturedSteps(context.Context, time.Time, int64) (int64, error) {
+func (m *memStore) PruneCapturedSteps(_ context.Context, before time.Time, maxBytes int64) (int64, error) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.pruned++
-	m.mu.Unlock()
-	return 0, nil
+	m.pruneBefore, m.pruneMaxBytes = before, maxBytes
+	return m.pruneDeletes, nil
+}
+
+// TestRecorderPrunesByTheConfiguredBounds: the recorder prunes the store at start (and every
+// PruneInterval) with its own age and byte bounds (GUARD_CAPTURE_MAX_AGE_HOURS, GUARD_CAPTURE_MAX_BYTES),
+// and counts what was deleted.
+func TestRecorderPrunesByTheConfiguredBounds(t *testing.T) {
+	st := &memStore{pruneDeletes: 7}
+	start := time.Now()
+	r, err := New(st, Config{Agents: []string{"bot"}, MaxAge: 2 * time.Hour, MaxBytes: 1234, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for r.Stats().Pruned == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := r.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.pruneMaxBytes != 1234 {
+		t.Errorf("pruned to %d bytes, want 1234", st.pruneMaxBytes)
+	}
+	if want := start.Add(-2 * time.Hour); st.pruneBefore.Before(want) || st.pruneBefore.After(time.Now().Add(-2*time.Hour)) {
+		t.Errorf("pruned steps before %v, want about %v", st.pruneBefore, want)
+	}
+	if p := r.Stats().Pruned; p != 7 {
+		t.Errorf("Stats().Pruned = %d, want the 7 the store deleted", p)
+	}
 }
 
 func TestNewIsOffWithoutAgents(t *testing.T) {

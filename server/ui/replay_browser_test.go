@@ -19,6 +19,15 @@ func TestReplayBeforeSave(t *testing.T) {
 	a.initAgent("support-bot", "answers customers")
 	id := a.createControl("block-drop", regexControl("drop table", "deny", "pre"))
 	a.call("POST", fmt.Sprintf("/api/v1/agents/support-bot/controls/%d", id), nil, http.StatusOK, nil)
+	route := fmt.Sprintf("#/controls/%d", id)
+	a.open(route)
+	a.waitJS("the form to be valid", `!!document.getElementById('valid-mark')`)
+	// Nothing captured yet: the replay shows the server's problem, naming the range and the setting.
+	a.click("#replay-24h")
+	a.waitJS("the problem", `((document.querySelector('#replay-result .error-box') || {}).textContent || '').includes('start_time: no step of any agent was captured')`)
+	if got := a.text("#replay-result .error-box"); !strings.Contains(got, "GUARD_CAPTURE_AGENTS") {
+		t.Fatalf("problem = %q", got)
+	}
 	// Steps captured in the last hours (what GUARD_CAPTURE_AGENTS keeps from POST /evaluation), and one
 	// older than 24 h that the replay leaves out.
 	now := time.Now()
@@ -35,9 +44,6 @@ func TestReplayBeforeSave(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	route := fmt.Sprintf("#/controls/%d", id)
-	a.open(route)
-	a.waitJS("the form to be valid", `!!document.getElementById('valid-mark')`)
 	// Unchanged: nothing would change.
 	a.click("#replay-24h")
 	a.waitJS("the replay of the saved control", `!!document.getElementById('replay-summary')`)

@@ -1,16 +1,21 @@
 package ui_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	guard "github.com/guardrail-control/guard"
 )
 
 // TestControlTestsAndShadowThroughDashboard is the operator's path of issue 14: write a control with a
 // test added from a sample step, watch the test's outcome follow the condition as it is edited, save
 // it in shadow, see on the agent page and the control page what it would have done with links to those
-// events, and promote it to enforce.
+// events, replay an edit of it against the captured steps, and promote it to enforce.
 func TestControlTestsAndShadowThroughDashboard(t *testing.T) {
 	a := startApp(t, appOptions{})
 	a.initAgent("support-bot", "answers customers")
@@ -82,6 +87,31 @@ func TestControlTestsAndShadowThroughDashboard(t *testing.T) {
 		return location.hash.startsWith('#/events?') && v('ev-shadow') === 'true' && v('ev-controls') === '%s' && !!r &&
 			/1–3 of 3/.test(r.textContent) && document.querySelectorAll('#events-results .shadow-tag').length === 3;
 	})()`, id))
+
+	// Replay an edit of the shadow control against the captured steps (those of the traffic above, as
+	// GUARD_CAPTURE_AGENTS keeps them): no decision changes while it is in shadow, and the editor says
+	// what the edit would match.
+	var captured []guard.CapturedStep
+	for i, in := range []string{"a secret", "hello", "another secret"} {
+		body, _ := json.Marshal(guard.Step{Type: "llm", Name: "chat", Input: in})
+		captured = append(captured, guard.CapturedStep{AgentName: "support-bot", Stage: guard.StagePre, StepType: "llm", StepName: "chat",
+			Step: body, Decision: guard.DecisionAllow, Time: time.Now().Add(-time.Duration(3-i) * time.Minute)})
+	}
+	if err := a.st.InsertCapturedSteps(context.Background(), captured); err != nil {
+		t.Fatal(err)
+	}
+	a.goTo("#/controls/" + id)
+	a.waitJS("the form to be valid", `!!document.getElementById('valid-mark')`)
+	a.setValue("#ctl-condition", `{"selector": {"path": "input"}, "evaluator": {"name": "regex", "config": {"pattern": "secret|hello"}}}`)
+	a.waitJS("the form to be valid", `!!document.getElementById('valid-mark')`)
+	a.click("#replay-24h")
+	a.waitJS("the replay of the edit", `!!document.getElementById('replay-control')`)
+	if got := a.text("#replay-summary"); got != "3 captured steps replayed: no decision would change." {
+		t.Fatalf("summary = %q", got)
+	}
+	if got := a.text("#replay-control"); got != "This control matched 2 steps; with the edit it matches 3 (+1 newly, −0 no longer)." {
+		t.Fatalf("control line = %q", got)
+	}
 
 	// Promote.
 	a.goTo("#/controls/" + id)
