@@ -55,8 +55,7 @@ func readPGJSON(src string) (*pgDoc, error) {
 	}
 	// Every value but the root follows a '{', '[' or ',': sized once, the slice never grows.
 	n := 1 + strings.Count(src, "{") + strings.Count(src, "[") + strings.Count(src, ",")
-	d := &pgDoc{src: src, vals: make([]pgVal, 0, n)}
-	r := pgReader{d: d}
+	r := pgReader{src: src, vals: make([]pgVal, 0, n)}
 	root, err := r.value()
 	if err != nil {
 		return nil, err
@@ -64,22 +63,23 @@ func readPGJSON(src string) (*pgDoc, error) {
 	if r.pos != len(src) || root != 0 {
 		return nil, errPGJSON
 	}
-	return d, nil
+	return &pgDoc{src: src, vals: r.vals}, nil
 }
 
 type pgReader struct {
-	d   *pgDoc
-	pos int
+	src  string
+	vals []pgVal
+	pos  int
 }
 
 // value reads one value at pos and returns its index.
 func (r *pgReader) value() (int32, error) {
-	src := r.d.src
+	src := r.src
 	if r.pos >= len(src) {
 		return 0, errPGJSON
 	}
-	idx := int32(len(r.d.vals))
-	r.d.vals = append(r.d.vals, pgVal{first: pgNone, next: pgNone, off: int32(r.pos)})
+	idx := int32(len(r.vals))
+	r.vals = append(r.vals, pgVal{first: pgNone, next: pgNone, off: int32(r.pos)})
 	switch c := src[r.pos]; c {
 	case '{', '[':
 		return idx, r.container(idx, c)
@@ -88,7 +88,7 @@ func (r *pgReader) value() (int32, error) {
 		if err != nil {
 			return 0, err
 		}
-		v := &r.d.vals[idx]
+		v := &r.vals[idx]
 		v.kind, v.off, v.n, v.escaped = pgString, off, n, escaped
 	default:
 		start := r.pos
@@ -96,7 +96,7 @@ func (r *pgReader) value() (int32, error) {
 		if r.pos == start {
 			return 0, errPGJSON
 		}
-		v := &r.d.vals[idx]
+		v := &r.vals[idx]
 		v.kind, v.off, v.n = pgNumber, int32(start), int32(r.pos-start)
 	}
 	return idx, nil
@@ -104,7 +104,7 @@ func (r *pgReader) value() (int32, error) {
 
 // word skips a number or bare word at pos.
 func (r *pgReader) word() {
-	src := r.d.src
+	src := r.src
 	for r.pos < len(src) {
 		if c := src[r.pos]; !isWordByte(c) && c != '-' && c != '.' && c != '+' {
 			return
@@ -115,12 +115,12 @@ func (r *pgReader) word() {
 
 // container reads the object or array opened by c at pos into value idx.
 func (r *pgReader) container(idx int32, c byte) error {
-	src := r.d.src
+	src := r.src
 	kind, closer := pgObject, byte('}')
 	if c == '[' {
 		kind, closer = pgArray, ']'
 	}
-	r.d.vals[idx].kind = kind
+	r.vals[idx].kind = kind
 	r.pos++
 	if r.pos < len(src) && src[r.pos] == closer {
 		r.pos++
@@ -144,12 +144,12 @@ func (r *pgReader) container(idx int32, c byte) error {
 			if err != nil {
 				return err
 			}
-			v := &r.d.vals[child]
+			v := &r.vals[child]
 			v.keyOff, v.keyLen = keyOff, keyLen
 			if prev == pgNone {
-				r.d.vals[idx].first = child
+				r.vals[idx].first = child
 			} else {
-				r.d.vals[prev].next = child
+				r.vals[prev].next = child
 			}
 			prev = child
 		}
@@ -170,26 +170,20 @@ func (r *pgReader) container(idx int32, c byte) error {
 
 // str reads a quoted string at pos and returns the span between the quotes.
 func (r *pgReader) str() (off, n int32, escaped bool, err error) {
-	src := r.d.src
+	src := r.src
 	if r.pos >= len(src) || src[r.pos] != '"' {
 		return 0, 0, false, errPGJSON
 	}
 	start := r.pos + 1
-	q := strings.IndexByte(src[start:], '"')
-	if q < 0 {
-		return 0, 0, false, errPGJSON
-	}
-	if strings.IndexByte(src[start:start+q], '\\') < 0 {
-		r.pos = start + q + 1
-		return int32(start), int32(q), false, nil
-	}
+	// A plain loop: most strings are member names of a few bytes, shorter than IndexByte pays off at.
 	for i := start; i < len(src); i++ {
 		switch src[i] {
 		case '\\':
+			escaped = true
 			i++
 		case '"':
 			r.pos = i + 1
-			return int32(start), int32(i - start), true, nil
+			return int32(start), int32(i - start), escaped, nil
 		}
 	}
 	return 0, 0, false, errPGJSON
