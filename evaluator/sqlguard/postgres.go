@@ -6,8 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	pg "github.com/pganalyze/pg_query_go/v6"
-	"google.golang.org/protobuf/reflect/protoreflect"
+	"github.com/pganalyze/pg_query_go/v6/parser"
 )
 
 // postgresAvailable: this build has the PostgreSQL parser (libpg_query, through cgo).
@@ -16,23 +15,35 @@ const postgresAvailable = true
 // parsePostgres parses query with PostgreSQL's own grammar (libpg_query, PostgreSQL 17) and returns
 // the operation and facts of each statement. A text with no statement (empty, comments only) is a
 // parse error, as in the MySQL dialect. A panic in the parser's Go side is a parse error, never a crash.
+//
+// The tree comes as pg_query's JSON (pgjson.go), read without building Go messages: libpg_query
+// writes JSON several times faster than protobuf, and the facts need only a few fields of it.
 func parsePostgres(query string) (ops []string, fs []*facts, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			ops, fs, err = nil, nil, ErrParse
 		}
 	}()
-	tree, perr := pg.Parse(query)
-	if perr != nil || len(tree.GetStmts()) == 0 {
+	js, perr := parser.ParseToJSON(query)
+	if perr != nil {
 		return nil, nil, ErrParse
 	}
-	for _, raw := range tree.GetStmts() {
-		n := raw.GetStmt()
-		if n == nil {
+	d, derr := readPGJSON(js)
+	if derr != nil {
+		return nil, nil, ErrParse
+	}
+	stmts := d.member(0, "stmts")
+	if stmts == pgNone || d.vals[stmts].kind != pgArray {
+		return nil, nil, ErrParse
+	}
+	for raw := d.vals[stmts].first; raw != pgNone; raw = d.vals[raw].next {
+		typ, n := d.node(d.member(raw, "stmt"))
+		if n == pgNone {
 			continue
 		}
-		ops = append(ops, pgOperation(n))
-		fs = append(fs, analyzePG(n))
+		op := pgOperation(d, typ, n)
+		ops = append(ops, op)
+		fs = append(fs, analyzePG(d, op, typ, n))
 	}
 	if len(ops) == 0 {
 		return nil, nil, ErrParse
@@ -40,208 +51,195 @@ func parsePostgres(query string) (ops []string, fs []*facts, err error) {
 	return ops, fs, nil
 }
 
-// pgOperation names the kind of a PostgreSQL statement with the operation names of the config.
-func pgOperation(n *pg.Node) string {
-	switch x := n.GetNode().(type) {
-	case *pg.Node_SelectStmt:
+// pgOperation names the kind of a PostgreSQL statement (its node type typ, its fields n) with the
+// operation names of the config.
+func pgOperation(d *pgDoc, typ string, n int32) string {
+	switch typ {
+	case "SelectStmt":
 		return "SELECT"
-	case *pg.Node_InsertStmt:
+	case "InsertStmt":
 		return "INSERT"
-	case *pg.Node_UpdateStmt:
+	case "UpdateStmt":
 		return "UPDATE"
-	case *pg.Node_DeleteStmt:
+	case "DeleteStmt":
 		return "DELETE"
-	case *pg.Node_CreateStmt, *pg.Node_CreateTableAsStmt, *pg.Node_ViewStmt, *pg.Node_IndexStmt, *pg.Node_CreateSchemaStmt,
-		*pg.Node_CreatedbStmt, *pg.Node_CreateFunctionStmt, *pg.Node_CreateSeqStmt, *pg.Node_CreateExtensionStmt,
-		*pg.Node_CreateTrigStmt, *pg.Node_CreateRoleStmt, *pg.Node_CreatePolicyStmt, *pg.Node_CompositeTypeStmt,
-		*pg.Node_CreateEnumStmt, *pg.Node_CreateDomainStmt, *pg.Node_RuleStmt, *pg.Node_CreateForeignTableStmt, *pg.Node_DefineStmt:
+	case "CreateStmt", "CreateTableAsStmt", "ViewStmt", "IndexStmt", "CreateSchemaStmt",
+		"CreatedbStmt", "CreateFunctionStmt", "CreateSeqStmt", "CreateExtensionStmt",
+		"CreateTrigStmt", "CreateRoleStmt", "CreatePolicyStmt", "CompositeTypeStmt",
+		"CreateEnumStmt", "CreateDomainStmt", "RuleStmt", "CreateForeignTableStmt", "DefineStmt":
 		return "CREATE"
-	case *pg.Node_AlterTableStmt, *pg.Node_AlterSeqStmt, *pg.Node_AlterDatabaseStmt, *pg.Node_AlterDatabaseSetStmt,
-		*pg.Node_AlterRoleStmt, *pg.Node_AlterObjectSchemaStmt, *pg.Node_AlterOwnerStmt, *pg.Node_AlterEnumStmt,
-		*pg.Node_AlterDomainStmt, *pg.Node_AlterFunctionStmt, *pg.Node_AlterExtensionStmt, *pg.Node_AlterPolicyStmt,
-		*pg.Node_AlterSystemStmt, *pg.Node_AlterDefaultPrivilegesStmt, *pg.Node_AlterTypeStmt:
+	case "AlterTableStmt", "AlterSeqStmt", "AlterDatabaseStmt", "AlterDatabaseSetStmt",
+		"AlterRoleStmt", "AlterObjectSchemaStmt", "AlterOwnerStmt", "AlterEnumStmt",
+		"AlterDomainStmt", "AlterFunctionStmt", "AlterExtensionStmt", "AlterPolicyStmt",
+		"AlterSystemStmt", "AlterDefaultPrivilegesStmt", "AlterTypeStmt":
 		return "ALTER"
-	case *pg.Node_DropStmt, *pg.Node_DropdbStmt, *pg.Node_DropRoleStmt, *pg.Node_DropOwnedStmt, *pg.Node_DropTableSpaceStmt:
+	case "DropStmt", "DropdbStmt", "DropRoleStmt", "DropOwnedStmt", "DropTableSpaceStmt":
 		return "DROP"
-	case *pg.Node_TruncateStmt:
+	case "TruncateStmt":
 		return "TRUNCATE"
-	case *pg.Node_RenameStmt:
+	case "RenameStmt":
 		return "RENAME"
-	case *pg.Node_GrantStmt:
-		return grantOrRevoke(x.GrantStmt.GetIsGrant())
-	case *pg.Node_GrantRoleStmt:
-		return grantOrRevoke(x.GrantRoleStmt.GetIsGrant())
-	case *pg.Node_VariableSetStmt:
+	case "GrantStmt", "GrantRoleStmt":
+		// A false boolean is left out of the JSON, as protobuf leaves out defaults.
+		if d.text(d.member(n, "is_grant")) == "true" {
+			return "GRANT"
+		}
+		return "REVOKE"
+	case "VariableSetStmt":
 		return "SET"
-	case *pg.Node_VariableShowStmt:
+	case "VariableShowStmt":
 		return "SHOW"
-	case *pg.Node_ExplainStmt:
+	case "ExplainStmt":
 		return "EXPLAIN"
-	case *pg.Node_CallStmt:
+	case "CallStmt":
 		return "CALL"
-	case *pg.Node_CopyStmt:
+	case "CopyStmt":
 		return "COPY"
-	case *pg.Node_TransactionStmt:
+	case "TransactionStmt":
 		return "TRANSACTION"
-	case *pg.Node_LockStmt:
+	case "LockStmt":
 		return "LOCK"
-	case *pg.Node_VacuumStmt:
-		if !x.VacuumStmt.GetIsVacuumcmd() {
+	case "VacuumStmt":
+		if d.text(d.member(n, "is_vacuumcmd")) != "true" {
 			return "ANALYZE"
 		}
-	case *pg.Node_PrepareStmt:
+	case "PrepareStmt":
 		return "PREPARE"
-	case *pg.Node_ExecuteStmt:
+	case "ExecuteStmt":
 		return "EXECUTE"
 	}
 	return "OTHER"
 }
 
-func grantOrRevoke(isGrant bool) string {
-	if isGrant {
-		return "GRANT"
-	}
-	return "REVOKE"
+// pgWalk gathers the facts found anywhere in a statement's tree: tables, joins, set operations and
+// the subquery depth, in one walk.
+type pgWalk struct {
+	d        *pgDoc
+	f        *facts
+	cteNames map[string]bool
 }
 
-// walkPG calls visit on every message under m, m included, in depth-first order; visit returns whether
-// to descend into the message's fields. pg_query's tree is protobuf, so one reflective walk covers every
-// node type.
-func walkPG(m protoreflect.Message, visit func(protoreflect.ProtoMessage) bool) {
-	if !m.IsValid() || !visit(m.Interface()) {
-		return
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Kind() != protoreflect.MessageKind {
-			return true
+// value walks value i, at level subqueries deep; key is its member name in its parent.
+func (w *pgWalk) value(i int32, key string, level int) {
+	d := w.d
+	switch d.vals[i].kind {
+	case pgArray:
+		for c := d.vals[i].first; c != pgNone; c = d.vals[c].next {
+			w.value(c, "", level)
 		}
-		if fd.IsList() {
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				walkPG(l.Get(i).Message(), visit)
-			}
-			return true
+	case pgObject:
+		if typ, n := d.node(i); n != pgNone {
+			w.message(typ, n, level)
+			return
 		}
-		walkPG(v.Message(), visit)
-		return true
-	})
-}
-
-func walkNode(n *pg.Node, visit func(protoreflect.ProtoMessage) bool) {
-	if n != nil {
-		walkPG(n.ProtoReflect(), visit)
+		// A message written without its type (a field whose type is fixed): SelectStmt's larg and
+		// rarg, and the RangeVar fields (relation, rel, sequence, ...), known by their relname.
+		switch {
+		case key == "larg" || key == "rarg":
+			w.message("SelectStmt", i, level)
+		case d.member(i, "relname") != pgNone:
+			w.message("RangeVar", i, level)
+		default:
+			w.message("", i, level)
+		}
 	}
 }
 
-// analyzePG gathers the facts of one PostgreSQL statement.
-func analyzePG(n *pg.Node) *facts {
-	f := &facts{op: pgOperation(n)}
-	cteNames := map[string]bool{}
-	// One walk gathers tables, joins, set operations and the subquery depth: the reflective walk is
-	// the analysis' main cost. level is the number of subqueries around the node.
-	var walk func(m protoreflect.Message, level int)
-	visit := func(level int) func(protoreflect.ProtoMessage) bool {
-		return func(m protoreflect.ProtoMessage) bool {
-			var body *pg.Node
-			switch x := m.(type) {
-			case *pg.RangeVar:
-				f.tables = append(f.tables, tableRef{schema: x.GetSchemaname(), name: x.GetRelname()})
-				return true
-			case *pg.JoinExpr:
-				f.joins++
-				return true
-			case *pg.SelectStmt:
-				if x.GetOp() != pg.SetOperation_SETOP_NONE {
-					f.unions++
-				}
-				return true
-			case *pg.DropStmt:
-				f.tables = append(f.tables, droppedTables(x)...)
-				return true
-			case *pg.SubLink:
-				body = x.GetSubselect()
-			case *pg.RangeSubselect:
-				body = x.GetSubquery()
-			case *pg.CommonTableExpr:
-				cteNames[strings.ToLower(x.GetCtename())] = true
-				body = x.GetCtequery()
-			default:
-				return true
-			}
-			// A subquery (expression subquery, FROM subquery, CTE body): its body is one level deeper,
-			// the rest of the node (a SubLink's test expression, for instance) stays at this level.
-			f.depth = max(f.depth, level+1)
-			if body == nil {
-				return true
-			}
-			walk(body.ProtoReflect(), level+1)
-			m.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-				switch {
-				case fd.Kind() != protoreflect.MessageKind:
-				case fd.IsList():
-					l := v.List()
-					for i := 0; i < l.Len(); i++ {
-						walk(l.Get(i).Message(), level)
-					}
-				case v.Message().Interface() != protoreflect.ProtoMessage(body):
-					walk(v.Message(), level)
-				}
-				return true
-			})
-			return false
+// message walks the fields n of a message of type typ.
+func (w *pgWalk) message(typ string, n int32, level int) {
+	d, f := w.d, w.f
+	body := ""
+	switch typ {
+	case "RangeVar":
+		f.tables = append(f.tables, tableRef{schema: d.text(d.member(n, "schemaname")), name: d.text(d.member(n, "relname"))})
+	case "JoinExpr":
+		f.joins++
+	case "SelectStmt":
+		if isSetOp(d, n) {
+			f.unions++
+		}
+	case "DropStmt":
+		f.tables = append(f.tables, droppedTables(d, n)...)
+	case "SubLink":
+		body = "subselect"
+	case "RangeSubselect":
+		body = "subquery"
+	case "CommonTableExpr":
+		if w.cteNames == nil {
+			w.cteNames = map[string]bool{}
+		}
+		w.cteNames[strings.ToLower(d.text(d.member(n, "ctename")))] = true
+		body = "ctequery"
+	}
+	if body != "" {
+		// A subquery (expression subquery, FROM subquery, CTE body): its body is one level deeper,
+		// the rest of the node (a SubLink's test expression, for instance) stays at this level.
+		f.depth = max(f.depth, level+1)
+	}
+	for c := d.vals[n].first; c != pgNone; c = d.vals[c].next {
+		k := d.key(c)
+		if body != "" && k == body {
+			w.value(c, k, level+1)
+		} else {
+			w.value(c, k, level)
 		}
 	}
-	walk = func(m protoreflect.Message, level int) { walkPG(m, visit(level)) }
-	walk(n.ProtoReflect(), 0)
-	f.tables = withoutCTEs(f.tables, cteNames)
-	var selects []*pg.SelectStmt
-	var where []*pg.Node
-	switch x := n.GetNode().(type) {
-	case *pg.Node_SelectStmt:
-		s := x.SelectStmt
-		if s.GetOp() == pg.SetOperation_SETOP_NONE && len(s.GetValuesLists()) > 0 {
+}
+
+// analyzePG gathers the facts of one PostgreSQL statement: its operation op, node type typ, fields n.
+func analyzePG(d *pgDoc, op, typ string, n int32) *facts {
+	f := &facts{op: op}
+	w := pgWalk{d: d, f: f}
+	w.message(typ, n, 0)
+	f.tables = withoutCTEs(f.tables, w.cteNames)
+	var selects []int32 // the SelectStmts' fields
+	var where []int32   // the WHERE clauses (pgNone for a SELECT without one)
+	switch typ {
+	case "SelectStmt":
+		if !isSetOp(d, n) && d.member(n, "valuesLists") != pgNone {
 			break // VALUES (...): a row list, nothing to filter or limit (as in the MySQL dialect)
 		}
 		f.isSelect, f.filtered = true, true
-		f.limit = pgLimit(s)
-		selects = setLeaves(s, nil)
+		f.limit = pgLimit(d, n)
+		selects = setLeaves(d, n, nil)
 		for _, leaf := range selects {
-			where = append(where, leaf.GetWhereClause())
+			where = append(where, d.member(leaf, "whereClause"))
 		}
-	case *pg.Node_UpdateStmt:
+	case "UpdateStmt", "DeleteStmt":
 		f.filtered = true
-		if w := x.UpdateStmt.GetWhereClause(); w != nil {
-			f.hasWhere, where = true, []*pg.Node{w}
-		}
-	case *pg.Node_DeleteStmt:
-		f.filtered = true
-		if w := x.DeleteStmt.GetWhereClause(); w != nil {
-			f.hasWhere, where = true, []*pg.Node{w}
+		if wc := d.member(n, "whereClause"); wc != pgNone {
+			f.hasWhere, where = true, []int32{wc}
 		}
 	}
+	stmt := n
 	f.columns = func(context string, topLevel bool) []colRef {
 		var out []colRef
 		switch context {
 		case "select":
 			for _, s := range selects {
-				for _, t := range s.GetTargetList() {
-					out = pgColumns(t, topLevel, out)
+				if tl := d.member(s, "targetList"); tl != pgNone {
+					out = pgColumns(d, tl, topLevel, out)
 				}
 			}
 		case "where":
-			for _, w := range where {
-				out = pgColumns(w, topLevel, out)
+			for _, wc := range where {
+				if wc != pgNone {
+					out = pgColumns(d, wc, topLevel, out)
+				}
 			}
 		default:
-			out = pgColumns(n, topLevel, out)
+			out = pgColumns(d, stmt, topLevel, out)
 		}
 		return out
 	}
 	f.equalities = func() [][]equality {
 		out := make([][]equality, len(where))
-		for i, w := range where {
-			for _, c := range pgConjuncts(w, nil) {
-				out[i] = append(out[i], pgEqualities(c)...)
+		for i, wc := range where {
+			if wc == pgNone {
+				continue
+			}
+			for _, c := range pgConjuncts(d, wc, nil) {
+				out[i] = append(out[i], pgEqualities(d, c)...)
 			}
 		}
 		return out
@@ -251,18 +249,23 @@ func analyzePG(n *pg.Node) *facts {
 
 // droppedTables lists the tables, views, sequences and indexes a DROP names (their names are lists of
 // strings, not RangeVars).
-func droppedTables(d *pg.DropStmt) []tableRef {
-	switch d.GetRemoveType() {
-	case pg.ObjectType_OBJECT_TABLE, pg.ObjectType_OBJECT_VIEW, pg.ObjectType_OBJECT_MATVIEW, pg.ObjectType_OBJECT_SEQUENCE,
-		pg.ObjectType_OBJECT_INDEX, pg.ObjectType_OBJECT_FOREIGN_TABLE:
+func droppedTables(d *pgDoc, n int32) []tableRef {
+	switch d.text(d.member(n, "removeType")) {
+	case "OBJECT_TABLE", "OBJECT_VIEW", "OBJECT_MATVIEW", "OBJECT_SEQUENCE", "OBJECT_INDEX", "OBJECT_FOREIGN_TABLE":
 	default:
 		return nil
 	}
+	objects := d.member(n, "objects")
+	if objects == pgNone || d.vals[objects].kind != pgArray {
+		return nil
+	}
 	var out []tableRef
-	for _, o := range d.GetObjects() {
+	for o := d.vals[objects].first; o != pgNone; o = d.vals[o].next {
 		var parts []string
-		for _, item := range o.GetList().GetItems() {
-			parts = append(parts, item.GetString_().GetSval())
+		if items := d.member(d.nodeOf(o, "List"), "items"); items != pgNone && d.vals[items].kind == pgArray {
+			for it := d.vals[items].first; it != pgNone; it = d.vals[it].next {
+				parts = append(parts, d.text(d.member(d.nodeOf(it, "String"), "sval")))
+			}
 		}
 		switch len(parts) {
 		case 0:
@@ -275,91 +278,123 @@ func droppedTables(d *pg.DropStmt) []tableRef {
 	return out
 }
 
-// setLeaves lists the plain SELECTs of a set operation (UNION, INTERSECT, EXCEPT), or s itself.
-func setLeaves(s *pg.SelectStmt, out []*pg.SelectStmt) []*pg.SelectStmt {
-	if s == nil {
+// setLeaves lists the plain SELECTs (their fields) of a set operation (UNION, INTERSECT, EXCEPT), or
+// s itself. larg and rarg are SelectStmts written without their type.
+func setLeaves(d *pgDoc, s int32, out []int32) []int32 {
+	if s == pgNone || d.vals[s].kind != pgObject {
 		return out
 	}
-	if s.GetOp() == pg.SetOperation_SETOP_NONE {
+	if !isSetOp(d, s) {
 		return append(out, s)
 	}
-	return setLeaves(s.GetRarg(), setLeaves(s.GetLarg(), out))
+	return setLeaves(d, d.member(s, "rarg"), setLeaves(d, d.member(s, "larg"), out))
+}
+
+// isSetOp reports whether SelectStmt fields s are a set operation (op absent is SETOP_NONE).
+func isSetOp(d *pgDoc, s int32) bool {
+	op := d.member(s, "op")
+	return op != pgNone && d.text(op) != "SETOP_NONE"
 }
 
 // pgLimit reads LIMIT (or FETCH FIRST) and OFFSET. LIMIT ALL and LIMIT NULL mean no limit.
-func pgLimit(s *pg.SelectStmt) limitFacts {
+func pgLimit(d *pgDoc, s int32) limitFacts {
 	var l limitFacts
-	count := s.GetLimitCount()
-	if count == nil || count.GetAConst().GetIsnull() {
+	count := d.member(s, "limitCount")
+	if count == pgNone || d.text(d.member(d.nodeOf(count, "A_Const"), "isnull")) == "true" {
 		return l
 	}
 	l.hasRowcount = true
-	l.rowcount, l.rowcountOK = pgWholeNumber(count)
+	l.rowcount, l.rowcountOK = pgWholeNumber(d, count)
 	l.offsetOK = true
-	if off := s.GetLimitOffset(); off != nil {
-		l.offset, l.offsetOK = pgWholeNumber(off)
+	if off := d.member(s, "limitOffset"); off != pgNone {
+		l.offset, l.offsetOK = pgWholeNumber(d, off)
 	}
 	return l
 }
 
 // pgWholeNumber reads an integer constant (a large one comes as a numeric string).
-func pgWholeNumber(n *pg.Node) (int64, bool) {
-	c := n.GetAConst()
-	if c == nil {
+func pgWholeNumber(d *pgDoc, n int32) (int64, bool) {
+	c := d.nodeOf(n, "A_Const")
+	if c == pgNone {
 		return 0, false
 	}
-	switch v := c.GetVal().(type) {
-	case *pg.A_Const_Ival:
-		return int64(v.Ival.GetIval()), true
-	case *pg.A_Const_Fval:
-		i, err := strconv.ParseInt(v.Fval.GetFval(), 10, 64)
+	if v := d.member(c, "ival"); v != pgNone {
+		return pgInt(d, v), true
+	}
+	if v := d.member(c, "fval"); v != pgNone {
+		i, err := strconv.ParseInt(d.text(d.member(v, "fval")), 10, 64)
 		return i, err == nil
 	}
 	return 0, false
 }
 
-// pgColumns appends the column references under n, not descending into subqueries when topLevel.
-func pgColumns(n *pg.Node, topLevel bool, out []colRef) []colRef {
-	walkNode(n, func(m protoreflect.ProtoMessage) bool {
-		switch x := m.(type) {
-		case *pg.ColumnRef:
-			if c, ok := pgColRef(x); ok {
-				out = append(out, c)
-			}
-			return false
-		case *pg.SubLink, *pg.RangeSubselect, *pg.CommonTableExpr:
-			return !topLevel
+// pgInt reads an Integer's fields ({"ival":N}, or {} for 0: defaults are left out, as in protobuf).
+func pgInt(d *pgDoc, v int32) int64 {
+	i, _ := strconv.ParseInt(d.text(d.member(v, "ival")), 10, 32)
+	return i
+}
+
+// pgColumns appends the column references under value n, not descending into subqueries when topLevel.
+func pgColumns(d *pgDoc, n int32, topLevel bool, out []colRef) []colRef {
+	switch d.vals[n].kind {
+	case pgArray:
+		for c := d.vals[n].first; c != pgNone; c = d.vals[c].next {
+			out = pgColumns(d, c, topLevel, out)
 		}
-		return true
-	})
+	case pgObject:
+		fields := n
+		if typ, f := d.node(n); f != pgNone {
+			switch typ {
+			case "ColumnRef":
+				if c, ok := pgColRef(d, f); ok {
+					out = append(out, c)
+				}
+				return out
+			case "SubLink", "RangeSubselect", "CommonTableExpr":
+				if topLevel {
+					return out
+				}
+			}
+			fields = f
+		}
+		for c := d.vals[fields].first; c != pgNone; c = d.vals[c].next {
+			out = pgColumns(d, c, topLevel, out)
+		}
+	}
 	return out
 }
 
-// pgColRef reads a column reference (name, or qualifier.name; "*" is not a column).
-func pgColRef(c *pg.ColumnRef) (colRef, bool) {
-	fields := c.GetFields()
-	if len(fields) == 0 {
+// pgColRef reads a column reference's fields (name, or qualifier.name; "*" is not a column).
+func pgColRef(d *pgDoc, c int32) (colRef, bool) {
+	fields := d.member(c, "fields")
+	if fields == pgNone || d.vals[fields].kind != pgArray {
 		return colRef{}, false
 	}
-	name := fields[len(fields)-1].GetString_()
-	if name == nil {
+	var last, before int32 = pgNone, pgNone
+	for e := d.vals[fields].first; e != pgNone; e = d.vals[e].next {
+		before, last = last, e
+	}
+	if last == pgNone {
 		return colRef{}, false
 	}
-	ref := colRef{name: name.GetSval()}
-	if len(fields) >= 2 {
-		ref.qualifier = fields[len(fields)-2].GetString_().GetSval()
+	name := d.nodeOf(last, "String")
+	if name == pgNone {
+		return colRef{}, false
+	}
+	ref := colRef{name: d.text(d.member(name, "sval"))}
+	if before != pgNone {
+		ref.qualifier = d.text(d.member(d.nodeOf(before, "String"), "sval"))
 	}
 	return ref, true
 }
 
 // pgConjuncts splits an expression at its top-level ANDs.
-func pgConjuncts(n *pg.Node, out []*pg.Node) []*pg.Node {
-	if n == nil {
-		return out
-	}
-	if b := n.GetBoolExpr(); b != nil && b.GetBoolop() == pg.BoolExprType_AND_EXPR {
-		for _, a := range b.GetArgs() {
-			out = pgConjuncts(a, out)
+func pgConjuncts(d *pgDoc, n int32, out []int32) []int32 {
+	if b := d.nodeOf(n, "BoolExpr"); b != pgNone && d.text(d.member(b, "boolop")) == "AND_EXPR" {
+		if args := d.member(b, "args"); args != pgNone && d.vals[args].kind == pgArray {
+			for a := d.vals[args].first; a != pgNone; a = d.vals[a].next {
+				out = pgConjuncts(d, a, out)
+			}
 		}
 		return out
 	}
@@ -367,19 +402,28 @@ func pgConjuncts(n *pg.Node, out []*pg.Node) []*pg.Node {
 }
 
 // pgEqualities reads a conjunct column = literal (either side; casts around either are looked through).
-func pgEqualities(n *pg.Node) []equality {
-	e := n.GetAExpr()
-	if e == nil || e.GetKind() != pg.A_Expr_Kind_AEXPR_OP || len(e.GetName()) != 1 || e.GetName()[0].GetString_().GetSval() != "=" {
+func pgEqualities(d *pgDoc, n int32) []equality {
+	e := d.nodeOf(n, "A_Expr")
+	if e == pgNone || d.text(d.member(e, "kind")) != "AEXPR_OP" {
 		return nil
 	}
+	name := d.member(e, "name")
+	if name == pgNone || d.vals[name].kind != pgArray {
+		return nil
+	}
+	op := d.vals[name].first
+	if op == pgNone || d.vals[op].next != pgNone || d.text(d.member(d.nodeOf(op, "String"), "sval")) != "=" {
+		return nil
+	}
+	lexpr, rexpr := d.member(e, "lexpr"), d.member(e, "rexpr")
 	var out []equality
-	for _, pair := range [2][2]*pg.Node{{e.GetLexpr(), e.GetRexpr()}, {e.GetRexpr(), e.GetLexpr()}} {
-		cr := uncast(pair[0]).GetColumnRef()
-		if cr == nil {
+	for _, pair := range [2][2]int32{{lexpr, rexpr}, {rexpr, lexpr}} {
+		cr := d.nodeOf(pgUncast(d, pair[0]), "ColumnRef")
+		if cr == pgNone {
 			continue
 		}
-		col, ok := pgColRef(cr)
-		val, isLit := pgLiteral(uncast(pair[1]))
+		col, ok := pgColRef(d, cr)
+		val, isLit := pgLiteral(d, pgUncast(d, pair[1]))
 		if ok && isLit {
 			out = append(out, equality{col, val})
 		}
@@ -387,26 +431,31 @@ func pgEqualities(n *pg.Node) []equality {
 	return out
 }
 
-func uncast(n *pg.Node) *pg.Node {
-	for n.GetTypeCast() != nil {
-		n = n.GetTypeCast().GetArg()
+// pgUncast looks through TypeCasts.
+func pgUncast(d *pgDoc, n int32) int32 {
+	for {
+		tc := d.nodeOf(n, "TypeCast")
+		if tc == pgNone {
+			return n
+		}
+		n = d.member(tc, "arg")
 	}
-	return n
 }
 
 // pgLiteral is a string or number constant as text.
-func pgLiteral(n *pg.Node) (string, bool) {
-	c := n.GetAConst()
-	if c == nil || c.GetIsnull() {
+func pgLiteral(d *pgDoc, n int32) (string, bool) {
+	c := d.nodeOf(n, "A_Const")
+	if c == pgNone || d.text(d.member(c, "isnull")) == "true" {
 		return "", false
 	}
-	switch v := c.GetVal().(type) {
-	case *pg.A_Const_Sval:
-		return v.Sval.GetSval(), true
-	case *pg.A_Const_Ival:
-		return strconv.FormatInt(int64(v.Ival.GetIval()), 10), true
-	case *pg.A_Const_Fval:
-		return v.Fval.GetFval(), true
+	if v := d.member(c, "sval"); v != pgNone {
+		return d.text(d.member(v, "sval")), true
+	}
+	if v := d.member(c, "ival"); v != pgNone {
+		return strconv.FormatInt(pgInt(d, v), 10), true
+	}
+	if v := d.member(c, "fval"); v != pgNone {
+		return d.text(d.member(v, "fval")), true
 	}
 	return "", false
 }

@@ -67,6 +67,25 @@ func TestPostgresRules(t *testing.T) {
 		{"select * names no column", map[string]any{"required_columns": []any{"tenant_id"}, "column_context": "select"}, "SELECT * FROM t", "missing_required_columns"},
 		{"UPDATE without WHERE", map[string]any{"require_where": true}, "UPDATE users SET admin = true", "missing_where"},
 		{"UPDATE FROM with WHERE", map[string]any{"require_where": true}, "UPDATE users u SET admin = true FROM roles r WHERE r.uid = u.id", ""},
+		// Fields whose message type is fixed come without their node type in pg_query's tree: the
+		// target of INSERT, UPDATE, DELETE, COPY, CREATE TABLE AS, a foreign table's base, and the
+		// sides of a set operation.
+		{"INSERT target's schema", map[string]any{"blocked_schemas": []any{"app"}}, "INSERT INTO app.audit (a) SELECT 1", "schema_blocked"},
+		{"UPDATE target's schema", map[string]any{"allowed_schemas": []any{"public"}}, "UPDATE app.users SET a = 1 WHERE id = 2", "schema_not_allowed"},
+		{"DELETE target", map[string]any{"allowed_tables": []any{"t"}}, "DELETE FROM audit WHERE id = 1", "table_not_allowed"},
+		{"CREATE TABLE AS target", map[string]any{"blocked_tables": []any{"x"}}, "CREATE TABLE x AS SELECT * FROM t", "table_blocked"},
+		{"CREATE FOREIGN TABLE target", map[string]any{"blocked_tables": []any{"ft"}}, "CREATE FOREIGN TABLE ft (a int) SERVER s", "table_blocked"},
+		{"COPY target", map[string]any{"blocked_schemas": []any{"app"}}, "COPY app.users TO STDOUT", "schema_blocked"},
+		{"foreign key target", map[string]any{"blocked_tables": []any{"y"}}, "CREATE TABLE x (id int REFERENCES y (id))", "table_blocked"},
+		{"both sides of a nested union", map[string]any{"blocked_tables": []any{"w"}, "max_union_count": 2},
+			"SELECT a FROM t UNION SELECT a FROM u EXCEPT SELECT a FROM w", "table_blocked"},
+		{"set operations nest", map[string]any{"max_union_count": 1}, "SELECT a FROM t UNION SELECT a FROM u EXCEPT SELECT a FROM w", "max_union_count"},
+		{"a CTE name is no table", map[string]any{"allowed_tables": []any{"t"}}, "WITH a AS (SELECT * FROM t) SELECT * FROM a", ""},
+		{"a quoted name with escapes", map[string]any{"blocked_tables": []any{`a<b>"c`}, "case_sensitive": true}, `SELECT * FROM "a<b>""c"`, "table_blocked"},
+		{"LIMIT 0 is a limit", map[string]any{"require_limit": true, "max_limit": 10}, "SELECT * FROM t LIMIT 0", ""},
+		{"a negative limit is a number", map[string]any{"max_limit": 10}, "SELECT * FROM t LIMIT -5", ""},
+		{"a fractional limit is not a whole number", map[string]any{"max_limit": 10}, "SELECT * FROM t LIMIT 1.5", "max_limit"},
+		{"LIMIT NULL is no limit", map[string]any{"require_limit": true}, "SELECT * FROM t LIMIT NULL", "missing_limit"},
 	}, postgres)
 }
 
@@ -88,6 +107,18 @@ func TestPostgresTenantFilter(t *testing.T) {
 		{"UPDATE orders o SET paid = true WHERE o.tenant_id = 'acme'", "acme", false},
 		{"DELETE FROM orders o", "acme", true},
 		{"SELECT * FROM orders o WHERE o.tenant_id = 'acme' UNION SELECT * FROM orders o WHERE o.tenant_id = 'globex'", "acme", true},
+		{"SELECT * FROM orders o WHERE o.tenant_id = 'acme' UNION SELECT * FROM orders o WHERE o.tenant_id = 'acme'::varchar", "acme", false},
+		{"SELECT * FROM orders o WHERE o.tenant_id = CAST(CAST('acme' AS text) AS varchar) AND o.id = 1", "acme", false},
+		{"SELECT * FROM orders o WHERE (o.id = 1 AND (o.tenant_id = 'acme'))", "acme", false},
+		{"SELECT * FROM orders o WHERE NOT o.tenant_id = 'acme'", "acme", true},
+		{"SELECT * FROM orders o WHERE o.tenant_id = 0", 0.0, false}, // 0 is left out of pg_query's tree as a default
+		{"SELECT * FROM orders o WHERE o.tenant_id = 7.50", 7.5, false},
+		{`SELECT * FROM orders o WHERE o.tenant_id = 'a"c<me>'`, `a"c<me>`, false}, // escaped in pg_query's tree
+		{`SELECT * FROM orders o WHERE o.tenant_id = E'a\tb'`, "a\tb", false},      // a tab (escaped in pg_query's tree)
+		{`SELECT * FROM orders o WHERE o.tenant_id = E'a\tb'`, `a\tb`, true},       // a tab is not a backslash and a t
+		{`SELECT * FROM orders o WHERE o.tenant_id = E'a\\tb'`, `a\tb`, false},     // a backslash and a t
+		{"DELETE FROM orders o WHERE o.tenant_id = 'acme' AND o.id IN (SELECT id FROM orders WHERE tenant_id = 'globex')", "acme", false},
+		{"UPDATE orders o SET paid = true", "acme", true},
 	} {
 		step := map[string]any{"input": map[string]any{"query": tt.query}, "context": map[string]any{"tenant_id": tt.tenant}}
 		res, err := e.Evaluate(context.Background(), &evaluator.Data{Value: step})
