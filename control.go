@@ -84,7 +84,7 @@ type Action struct {
 }
 
 // SteeringContext is the corrective guidance a steer control returns to the agent. Its JSON form always
-// has both fields, required_actions being [] when there are none (contract section 1).
+// has both fields, required_actions being [] when there are none (docs/api.md, "Control data").
 type SteeringContext struct {
 	Message         string   `json:"message"`
 	RequiredActions []string `json:"required_actions"`

@@ -37,7 +37,7 @@ func (e *ControlSteerError) Error() string {
 	return fmt.Sprintf("guard: step steered by control %q: %s", e.ControlName, e.SteeringContext.Message)
 }
 
-// Problem is one thing wrong with an input, located by a dotted field path as the contract writes it
+// Problem is one thing wrong with an input, located by a dotted field path as docs/api.md writes it
 // ("condition.and.1.evaluator.config.pattern").
 type Problem struct {
 	Field   string `json:"field"`

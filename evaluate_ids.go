@@ -14,7 +14,7 @@ import (
 // idempotent on it (an event whose id is already stored is not stored again, across agents), so an id
 // must be unique across every evaluation of every process, restarts included, and it should not be
 // predictable: a client that could guess the ids of evaluations still to come could post events under
-// them first and have the real ones dropped. The wire form is a UUID string (contract section 1), which
+// them first and have the real ones dropped. The wire form is a UUID string (docs/api.md, "Evaluation"), which
 // SDKs may parse as a version 4 UUID. Nothing needs the 122 bits of a version 4 UUID to be independent
 // random bits: being random is how version 4 ids are unique and unguessable, and these ids are both by
 // construction, at a fraction of the cost of drawing 16 random bytes per id:

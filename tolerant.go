@@ -21,7 +21,7 @@ import (
 //     pattern (invalid_regex)`, naming the fields and problem codes, never their values). The leaf keeps
 //     its own on_error ("allow" or "deny"; any other value means deny), and the other leaves of the
 //     tree stay real. The condition therefore behaves
-//     exactly as the contract says for an evaluator missing at evaluation time: an "or" that matches
+//     exactly as docs/api.md says for an evaluator missing at evaluation time: an "or" that matches
 //     before reaching the leaf matches without error, otherwise the error ends the tree, the control is
 //     listed in the result's errors and on_error decides (deny, the default, fails closed).
 //   - A control whose other parts no longer validate (scope, action, the shape of the condition) is

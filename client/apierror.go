@@ -10,7 +10,7 @@ import (
 )
 
 // APIError is an error response of the server, decoded from its application/problem+json body
-// (contract section 3). Use errors.As to get it.
+// (docs/api.md, "Errors"). Use errors.As to get it.
 type APIError struct {
 	Status    int             // HTTP status code
 	Code      string          // error_code, e.g. "CONTROL_NOT_FOUND"; empty when the body was not problem JSON

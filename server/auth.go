@@ -12,7 +12,7 @@ import (
 // APIKeyHeader carries the API key.
 const APIKeyHeader = "X-API-Key"
 
-// level is the access level a route needs (contract section 6).
+// level is the access level a route needs (docs/api.md, "Authentication").
 type level int
 
 const (

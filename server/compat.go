@@ -8,7 +8,7 @@ import (
 )
 
 // Responses carry, beside guard's own fields, the field names of the reference implementation
-// (agent-control) that its SDKs read (contract section 9, docs/compatibility.md). The additions are
+// (agent-control) that its SDKs read (docs/compatibility.md). The additions are
 // additive only: no guard field is renamed or removed, so guard's client and dashboard are unaffected.
 
 // refServerVersionHeader is the reference implementation's version header, read by its SDKs; the server

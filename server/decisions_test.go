@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestDecisionsRoundTrip: a decision reads back as written on every read of a control (contract section
-// 9): observe stays observe (and behaves as log), log, warn and allow stay themselves.
+// TestDecisionsRoundTrip: a decision reads back as written on every read of a control (docs/api.md,
+// "Control data"): observe stays observe (and behaves as log), log, warn and allow stay themselves.
 func TestDecisionsRoundTrip(t *testing.T) {
 	for _, dec := range []string{"observe", "log", "warn", "allow", "deny"} {
 		t.Run(dec, func(t *testing.T) {

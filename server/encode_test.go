@@ -53,7 +53,7 @@ func TestAppendResultMatchesEncodingJSON(t *testing.T) {
 }
 
 // TestAppendSteeringAlwaysListsRequiredActions: steering_context always has required_actions ([] when
-// the control gives none), as contract section 1 writes it.
+// the control gives none), as docs/api.md writes it.
 func TestAppendSteeringAlwaysListsRequiredActions(t *testing.T) {
 	got, err := appendResult(nil, &guard.Result{Decision: guard.DecisionSteer, SteeringContext: &guard.SteeringContext{Message: "m"}})
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/guardrail-control/guard/server/tracing"
 )
 
-// Config is the service configuration read from the environment (contract section 7).
+// Config is the service configuration read from the environment (docs/operations.md, "Environment").
 type Config struct {
 	DatabaseURL          string
 	Host                 string

@@ -9,7 +9,7 @@ import (
 	"github.com/guardrail-control/guard/server/problem"
 )
 
-// Runtime and registration bodies (initAgent, /evaluation, events and their query) skip the fields they
+// Runtime and registration bodies (initAgent, /evaluation, events and their query, captured steps) skip the fields they
 // do not know, so that clients of any version (the reference implementation's SDKs among them) keep
 // working. What was skipped is not silent: it is counted per route and logged at debug level with the
 // field paths (never the values).
@@ -21,6 +21,7 @@ var LenientRoutes = []string{
 	"POST /api/v1/evaluation",
 	"POST /api/v1/observability/events",
 	"POST /api/v1/observability/events/query",
+	"POST /api/v1/steps/captured",
 }
 
 func newUnknownFieldsCounter(name func(string) string) *prometheus.CounterVec {

@@ -18,9 +18,12 @@ const eventsPath = "/api/v1/observability/events"
 func TestPostEventsStoresTheBatch(t *testing.T) {
 	eachStore(t, func(t *testing.T, st guard.EventStore) {
 		h := newHarness(t, st, RecorderConfig{})
-		a, b, c := wireEvent(t, 0), wireEvent(t, 1), wireEvent(t, 2)
+		a, b, c, d := wireEvent(t, 0), wireEvent(t, 1), wireEvent(t, 2), wireEvent(t, 3)
 		a["agent_name"] = "  Agent-A "
 		b["action"] = "observe"
+		b["applies_to"] = "llm_call" // step_type (tool) wins when both are given
+		d["applies_to"] = "llm_call"
+		delete(d, "step_type")
 		delete(c, "source") // defaults to sdk
 		c["applies_to"] = "tool_call"
 		delete(c, "step_type")
@@ -29,15 +32,15 @@ func TestPostEventsStoresTheBatch(t *testing.T) {
 		c["error_message"] = strings.Repeat("é", maxErrorMessage) // truncated, not refused
 
 		var got PostEventsResponse
-		decode(t, h.do(http.MethodPost, eventsPath, postBody(a, b, c)), http.StatusAccepted, &got)
-		if got != (PostEventsResponse{Received: 3, Enqueued: 3, Dropped: 0, Status: "queued"}) {
+		decode(t, h.do(http.MethodPost, eventsPath, postBody(a, b, c, d)), http.StatusAccepted, &got)
+		if got != (PostEventsResponse{Received: 4, Enqueued: 4, Dropped: 0, Status: "queued"}) {
 			t.Fatalf("response = %+v", got)
 		}
 		h.flush()
 		var q QueryResponse
 		decode(t, h.do(http.MethodPost, queryPath, map[string]any{}), http.StatusOK, &q)
-		if q.Total != 3 || len(q.Events) != 3 {
-			t.Fatalf("stored %d events (%d returned), want 3", q.Total, len(q.Events))
+		if q.Total != 4 || len(q.Events) != 4 {
+			t.Fatalf("stored %d events (%d returned), want 4", q.Total, len(q.Events))
 		}
 		byID := map[string]guard.Event{}
 		for _, e := range q.Events {
@@ -46,8 +49,11 @@ func TestPostEventsStoresTheBatch(t *testing.T) {
 		if e := byID[a["control_execution_id"].(string)]; e.AgentName != "agent-a" {
 			t.Errorf("agent name stored as %q, want it normalised", e.AgentName)
 		}
-		if e := byID[b["control_execution_id"].(string)]; e.Action != guard.DecisionLog {
-			t.Errorf("observe stored as %q, want log", e.Action)
+		if e := byID[b["control_execution_id"].(string)]; e.Action != guard.DecisionLog || e.StepType != "tool" {
+			t.Errorf("observe stored as %q, want log; step type %q, want step_type's tool over applies_to", e.Action, e.StepType)
+		}
+		if e := byID[d["control_execution_id"].(string)]; e.StepType != "llm" {
+			t.Errorf("applies_to llm_call stored as step type %q, want llm", e.StepType)
 		}
 		e := byID[c["control_execution_id"].(string)]
 		if e.Source != SourceSDK || e.StepType != "tool" || e.TraceID != "trace-1" || e.SpanID != "span-1" || e.Metadata["k"] != "v" ||

@@ -13,7 +13,7 @@ import (
 // Events reach the recorder two ways, and a full buffer treats them differently:
 //
 //   - Evaluation-recorded events (Enqueue) must never slow or fail an evaluation: what does not fit is
-//     dropped and counted (events_dropped_total{reason="buffer_full"}), as the contract says.
+//     dropped and counted (events_dropped_total{reason="buffer_full"}), as docs/api.md ("Observability") says.
 //   - Posted events (Offer, WriteThrough) have a client that still holds them and can send them again:
 //     a request whose events do not all fit is refused whole with 503 and Retry-After
 //     (events_refused_total), so that a full buffer loses nothing a client could keep. Refusing the whole
