@@ -81,7 +81,7 @@ func (r *Recorder) Offer(events []guard.Event) error {
 	}
 	r.append(events, sizes)
 	r.received += int64(len(events))
-	full := len(r.chunks) > 1 || len(r.chunks) == 1 && len(r.chunks[0]) == r.cfg.BatchSize
+	full := r.readyLocked()
 	held := r.bytes + r.throughBytes
 	r.mu.Unlock()
 
