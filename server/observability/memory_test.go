@@ -142,3 +142,30 @@ func TestDurablePostEventsMemoryStaysBounded(t *testing.T) {
 		t.Fatalf("stored %d events, %d requests were answered 201", st.count(), created)
 	}
 }
+
+// TestPostEventsLargerThanTheWholeBufferAre413 posts a request whose events would not fit even in an
+// empty buffer: a 503 with Retry-After would have the client send it again for ever, so it is a 413
+// telling it to send smaller requests, in both modes, and nothing of it is taken.
+func TestPostEventsLargerThanTheWholeBufferAre413(t *testing.T) {
+	body := largeEventsBody(t, 60) // ~11 MB of decoded metadata against a 1 MiB buffer
+	for _, durable := range []bool{false, true} {
+		st := &memStore{}
+		h := newHarness(t, st, RecorderConfig{BufferBytes: 1 << 20})
+		h.api.Durable = durable
+		rec := httptest.NewRecorder()
+		h.mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, eventsPath, bytes.NewReader(body)))
+		problemOf(t, rec, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+		if ra := rec.Header().Get("Retry-After"); ra != "" {
+			t.Errorf("durable=%v: Retry-After %q on a request that can never fit", durable, ra)
+		}
+		if s := h.api.Recorder.Stats(); s.Pending != 0 || s.PendingBytes != 0 || st.callCount() != 0 {
+			t.Errorf("durable=%v: something of the refused request was taken: %+v, %d writes", durable, s, st.callCount())
+		}
+		// A request that fits an empty buffer is still taken.
+		rec = httptest.NewRecorder()
+		h.mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, eventsPath, bytes.NewReader(largeEventsBody(t, 2))))
+		if rec.Code != http.StatusAccepted && rec.Code != http.StatusCreated {
+			t.Errorf("durable=%v: a small request got %d %s", durable, rec.Code, rec.Body)
+		}
+	}
+}

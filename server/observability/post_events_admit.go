@@ -17,7 +17,8 @@ const CodeBufferFull = "OBSERVABILITY_BUFFER_FULL"
 
 // admit hands validated events to the recorder and answers: 202 once buffered, or in durable mode 201
 // once committed; 503 with Retry-After when they do not fit in the buffer (nothing of the request was
-// taken) or, in durable mode, when the database did not commit them.
+// taken) or, in durable mode, when the database did not commit them; 413 when they would not fit even
+// in an empty buffer.
 func (a *API) admit(w http.ResponseWriter, r *http.Request, events []guard.Event) {
 	if !a.Durable {
 		if err := a.Recorder.Offer(events); err != nil {
@@ -39,7 +40,14 @@ func (a *API) admit(w http.ResponseWriter, r *http.Request, events []guard.Event
 // refuse answers a request whose events were not taken.
 func (a *API) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	var full *FullError
-	if errors.As(err, &full) {
+	if errors.As(err, &full) && full.TooLarge {
+		// Retry-After would be a lie: this request never fits. Not logged per request, like the 503.
+		problem.Write(w, r, nil, &problem.Error{Status: http.StatusRequestEntityTooLarge, Code: problem.CodePayloadTooLarge,
+			Detail: "the events of this request need more memory than the whole observability buffer holds " +
+				"(OBSERVABILITY_BUFFER_BYTES): none of them were taken; send them in smaller requests"})
+		return
+	}
+	if full != nil {
 		detail := "the observability buffer is full (the database is slow or unavailable): none of this request's events " +
 			"were taken; send them again after Retry-After"
 		if full.Closed {

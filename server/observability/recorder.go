@@ -121,7 +121,7 @@ type RecorderStats struct {
 }
 
 // Recorder buffers events in memory and writes them to the store in batches from one goroutine: every
-// FlushInterval, as soon as a batch is full, on Flush and on Close. Enqueue never waits on the database:
+// FlushInterval, as soon as a batch is full or an eighth of BufferBytes is buffered, on Flush and on Close. Enqueue never waits on the database:
 // when BufferSize events, or BufferBytes of estimated heap, are pending (buffered or being written),
 // further events are dropped and counted; Offer refuses them instead (see recorder_admit.go). A batch whose write fails is retried RetryAttempts times with exponential backoff; if it still
 // fails (the database is away), it goes back to the head of the buffer and is written when the database
@@ -233,7 +233,7 @@ func (r *Recorder) Enqueue(events []guard.Event) (enqueued, dropped int) {
 	r.enqueues++
 	r.received += int64(len(events))
 	r.dropped += int64(dropped)
-	full := len(r.chunks) > 1 || len(r.chunks) == 1 && len(r.chunks[0]) == r.cfg.BatchSize
+	full := r.readyLocked()
 	held := r.bytes + r.throughBytes
 	var logDrops int64
 	if dropped > 0 {
@@ -360,7 +360,7 @@ func (r *Recorder) run() {
 
 // next takes the oldest batches out of the buffer, at most maxChunks of them, MaxWriteSize events and
 // an eighth of BufferBytes in all (one batch at least): only full ones, or partial ones too when partial
-// is set. Several batches go in one write when the database falls behind, so that one transaction
+// is set or the buffer holds that eighth (readyLocked). Several batches go in one write when the database falls behind, so that one transaction
 // carries more events; the byte bound keeps the copies a write makes (SQL arguments, the driver's
 // message) small beside the buffer. It returns the batch, its estimated bytes and how many chunks it
 // took, or nil when there is none.
@@ -371,7 +371,7 @@ func (r *Recorder) next(partial bool, maxChunks int) ([]guard.Event, int64, int)
 	var bytes int64
 	for k < len(r.chunks) && k < maxChunks && size+len(r.chunks[k]) <= r.cfg.MaxWriteSize &&
 		(k == 0 || bytes+r.sizes[k] <= r.cfg.BufferBytes/8) &&
-		(partial || len(r.chunks[k]) == r.cfg.BatchSize) {
+		(partial || len(r.chunks[k]) == r.cfg.BatchSize || r.bytes >= r.writeBytes()) {
 		size += len(r.chunks[k])
 		bytes += r.sizes[k]
 		k++
@@ -392,6 +392,20 @@ func (r *Recorder) next(partial bool, maxChunks int) ([]guard.Event, int64, int)
 		r.chunks, r.sizes = nil, nil // let the backing arrays go
 	}
 	return batch, bytes, k
+}
+
+// writeBytes is the most estimated bytes one write carries beyond its first batch (see next), and the
+// buffered bytes at which the writer starts a write without waiting for a full batch or the interval.
+func (r *Recorder) writeBytes() int64 { return r.cfg.BufferBytes / 8 }
+
+// readyLocked reports whether a write should start now: a batch is full, or the buffered events hold a
+// write's worth of bytes. The byte test matters for large events: under the default 64 MiB a full batch
+// of 500 events with the largest metadata allowed (about 190 KB each) is past the byte bound, so without
+// it a buffer full of large events would wait for the flush interval, refusing posts with 503 while the
+// database is idle. r.mu is held.
+func (r *Recorder) readyLocked() bool {
+	return len(r.chunks) > 1 || len(r.chunks) == 1 && len(r.chunks[0]) == r.cfg.BatchSize ||
+		len(r.chunks) > 0 && r.bytes >= r.writeBytes()
 }
 
 // databaseBack reports whether the writer may try the database again after a failed write.

@@ -26,9 +26,15 @@ type FullError struct {
 	Events     int
 	RetryAfter time.Duration
 	Closed     bool
+	// TooLarge is set when the events would not fit even in an empty buffer (more estimated bytes than
+	// BufferBytes, or more events than BufferSize): trying again cannot help, only smaller requests.
+	TooLarge bool
 }
 
 func (e *FullError) Error() string {
+	if e.TooLarge {
+		return fmt.Sprintf("observability buffer too small for the request: %d events refused", e.Events)
+	}
 	if e.Closed {
 		return fmt.Sprintf("observability recorder closed: %d events refused", e.Events)
 	}
@@ -53,7 +59,7 @@ func (r *Recorder) fitsLocked(n int, total int64) bool {
 
 // refuseLocked counts a refused request and returns its error, logging refusals at most every 10 s;
 // r.mu is held.
-func (r *Recorder) refuseLocked(n int) *FullError {
+func (r *Recorder) refuseLocked(n int, total int64) *FullError {
 	r.refused += int64(n)
 	r.unloggedRefused += int64(n)
 	if now := time.Now(); now.Sub(r.lastRefuseLog) >= dropLogEvery {
@@ -62,7 +68,8 @@ func (r *Recorder) refuseLocked(n int) *FullError {
 			zap.Int64("pending_bytes", r.bytes+r.throughBytes), zap.Int64("buffer_bytes", r.cfg.BufferBytes))
 		r.unloggedRefused, r.lastRefuseLog = 0, now
 	}
-	return &FullError{Events: n, RetryAfter: r.retryAfter(), Closed: r.closed}
+	return &FullError{Events: n, RetryAfter: r.retryAfter(), Closed: r.closed,
+		TooLarge: !r.closed && (n > r.cfg.BufferSize || total > r.cfg.BufferBytes)}
 }
 
 // Offer buffers all of events or none of them: when they do not all fit it returns a *FullError and
@@ -74,14 +81,14 @@ func (r *Recorder) Offer(events []guard.Event) error {
 	sizes, total := sizesOf(events)
 	r.mu.Lock()
 	if !r.fitsLocked(len(events), total) {
-		err := r.refuseLocked(len(events))
+		err := r.refuseLocked(len(events), total)
 		r.mu.Unlock()
 		r.cfg.Metrics.eventsRefusedN(len(events))
 		return err
 	}
 	r.append(events, sizes)
 	r.received += int64(len(events))
-	full := len(r.chunks) > 1 || len(r.chunks) == 1 && len(r.chunks[0]) == r.cfg.BatchSize
+	full := r.readyLocked()
 	held := r.bytes + r.throughBytes
 	r.mu.Unlock()
 
@@ -109,7 +116,7 @@ func (r *Recorder) WriteThrough(ctx context.Context, events []guard.Event) error
 	_, total := sizesOf(events)
 	r.mu.Lock()
 	if !r.fitsLocked(len(events), total) {
-		err := r.refuseLocked(len(events))
+		err := r.refuseLocked(len(events), total)
 		r.mu.Unlock()
 		r.cfg.Metrics.eventsRefusedN(len(events))
 		return err

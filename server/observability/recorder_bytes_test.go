@@ -76,3 +76,28 @@ func TestRecorderBoundsTheBufferInBytes(t *testing.T) {
 		t.Fatalf("pending bytes = %d after a write-through, want %d (only the offered events)", s.PendingBytes, 5*size)
 	}
 }
+
+// Large events fill the byte bound long before a batch of 500 is full: the writer must start on the
+// bytes, not leave a healthy database idle until the flush interval while posts are refused with 503.
+func TestRecorderWritesWhenABufferOfLargeEventsHoldsAWritesWorth(t *testing.T) {
+	const budget = 1 << 20
+	st := &memStore{}
+	r := NewRecorder(st, RecorderConfig{BufferBytes: budget, FlushInterval: time.Hour})
+	defer closeRecorder(t, r)
+	events := bigEvents(t, 200)
+	size := eventSize(&events[0])
+	n := int(budget/8/size) + 1 // just past an eighth of the buffer, far under a batch
+	if n >= DefaultBatchSize {
+		t.Fatalf("the test needs events larger than %d bytes", budget/8/DefaultBatchSize)
+	}
+	if err := r.Offer(events[:n]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a write started by the buffered bytes, not the flush interval", func() bool { return r.Stats().Written > 0 })
+	// What was written frees its room: the buffer takes as much again, several times, without a 503.
+	for i := range 4 {
+		batch := events[n*(i+1) : n*(i+2)]
+		waitFor(t, "room for the next request", func() bool { return r.Offer(batch) == nil })
+	}
+	waitFor(t, "every offered event written", func() bool { return r.Stats().Written == int64(5*n) })
+}
