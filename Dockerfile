@@ -8,8 +8,8 @@
 # with the binary, a non-root user and a volume for the SQLite file. With DATABASE_URL=postgres://... the
 # volume is unused. Authentication is off unless GUARD_API_KEY_ENABLED=true: the container listens on every
 # interface (HOST=0.0.0.0), so guard logs a warning at start when it is off.
-# The test TestDeployFilesMatchTheServer (examples/server/deploy_test.go) runs the go build line below and
-# checks the paths, port and variables used here against the server.
+# The tests TestDeployDockerfile and TestDeployDockerfileBuild (examples/server/deploy_test.go) run the go build line below and
+# check the paths, port and variables used here against the server.
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src

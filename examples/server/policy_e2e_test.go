@@ -17,10 +17,17 @@ import (
 // and outputs.
 func guardCLI(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return guardCLIIn(t, "", env, args...)
+}
+
+// guardCLIIn is guardCLI run in the directory dir ("": the test's working directory).
+func guardCLIIn(t *testing.T, dir string, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	bin := buildServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "GUARD_URL=", "GUARD_API_KEY="), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
