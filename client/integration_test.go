@@ -28,14 +28,14 @@ type liveServer struct {
 
 func startLiveServer(t testing.TB) *liveServer { return startLiveServerObs(t, true) }
 
-// startLiveServerObs starts the server with its event recorder on or off.
-func startLiveServerObs(t testing.TB, obs bool) *liveServer {
+// startLiveServerObs starts the server with its event recorder on or off, and the options given.
+func startLiveServerObs(t testing.TB, obs bool, opts ...server.Option) *liveServer {
 	t.Helper()
 	st := storetest.SQLite(t)
 	rec := observability.NewRecorder(st, observability.RecorderConfig{})
 	t.Cleanup(func() { _ = rec.Close(context.Background()) })
 	// A loopback listen address, as the server binary passes: the client must pass the Host check.
-	h, err := server.New(st, server.WithObservability(obs, rec), server.WithListenAddr("127.0.0.1:0"))
+	h, err := server.New(st, append([]server.Option{server.WithObservability(obs, rec), server.WithListenAddr("127.0.0.1:0")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

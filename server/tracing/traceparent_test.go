@@ -55,3 +55,13 @@ func TestValidIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestParseTraceparentDoesNotAllocate: the ids are substrings of the header, so reading the trace context
+// of an evaluation's events costs no allocation (docs/tracing.md, "Cost").
+func TestParseTraceparentDoesNotAllocate(t *testing.T) {
+	const v = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	var ok bool
+	if n := testing.AllocsPerRun(100, func() { _, _, ok = ParseTraceparent(v) }); n != 0 || !ok {
+		t.Fatalf("%v allocations per parse (ok %v), want 0", n, ok)
+	}
+}

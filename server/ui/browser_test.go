@@ -21,6 +21,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/guardrail-control/guard/evaluator"
 	"github.com/guardrail-control/guard/server"
 	"github.com/guardrail-control/guard/server/observability"
 	"github.com/guardrail-control/guard/server/ui"
@@ -81,6 +82,7 @@ type app struct {
 type appOptions struct {
 	auth          bool
 	width, height int
+	registry      *evaluator.Registry // nil: the built-in evaluators
 }
 
 // startApp starts the server and the browser. The dashboard is mounted the way the server binary mounts
@@ -110,6 +112,9 @@ func startApp(t *testing.T, o appOptions) *app {
 	}
 	if o.auth {
 		opts = append(opts, server.WithAuth(true, []string{regularKey}, []string{adminKey}))
+	}
+	if o.registry != nil {
+		opts = append(opts, server.WithRegistry(o.registry))
 	}
 	srv, err := server.New(st, opts...)
 	if err != nil {

@@ -337,6 +337,10 @@ func TestOverviewShowsShadowControls(t *testing.T) {
 			if got := a.text(`#overview-body [data-stat="deny"]`); got != "0" {
 				t.Fatalf("the figures count a shadow denial: deny = %q", got)
 			}
+			// Every column is seen without scrolling sideways, at 390 px too (the table becomes cards).
+			if wide := eval[[]string](a, "tables wider than their box", `[...document.querySelectorAll('#overview-body .table-wrap')].filter(w => w.scrollWidth > w.clientWidth + 1).map(w => w.parentElement.id)`); len(wide) > 0 {
+				t.Fatalf("tables that scroll sideways: %v", wide)
+			}
 			a.click(`#shadow-controls tbody tr:first-child td:nth-child(2) a`)
 			// The hash changes before the events page is drawn: the condition must hold off until it is.
 			a.waitJS("the shadow events", `location.hash.includes('shadow=true') && document.getElementById('ev-shadow')?.value === 'true' && document.getElementById('events-results')?.getAttribute('aria-busy') === 'false' && document.querySelectorAll('#events-results tbody tr').length === 2`)

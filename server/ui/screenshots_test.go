@@ -33,6 +33,11 @@ func seedShowcase(a *app) (controlID int64) {
 		a.call("POST", fmt.Sprintf("/api/v1/agents/support-bot/controls/%d", id), nil, http.StatusOK, nil)
 	}
 	a.call("POST", fmt.Sprintf("/api/v1/agents/billing-agent/controls/%d", steer), nil, http.StatusOK, nil)
+	// A control in shadow: the overview shows what it would have denied, apart from the figures.
+	shadowData := regexControl(`[\w.]+@[\w.]+`, "deny", "pre")
+	shadowData["mode"] = "shadow"
+	shadow := a.createControl("block-emails", shadowData)
+	a.call("POST", fmt.Sprintf("/api/v1/agents/support-bot/controls/%d", shadow), nil, http.StatusOK, nil)
 	// Two more versions of block-ssn for the history page.
 	v2 := regexControl(`\b\d{3}-?\d{2}-?\d{4}\b`, "deny", "pre", "post")
 	v2["description"] = "blocks US social security numbers, with or without dashes"
@@ -51,7 +56,11 @@ func seedShowcase(a *app) (controlID int64) {
 		name   string
 		action string
 		rate   float64
-	}{{ssn, "block-ssn", "deny", .15}, {steer, "steer-refund-policy", "steer", .3}, {warn, "warn-competitor-names", "warn", .1}, {logc, "log-tool-calls", "log", .9}}
+		shadow bool
+	}{{ssn, "block-ssn", "deny", .15, false}, {steer, "steer-refund-policy", "steer", .3, false}, {warn, "warn-competitor-names", "warn", .1, false},
+		{logc, "log-tool-calls", "log", .9, false}, {shadow, "block-emails", "deny", .08, true}}
+	// The fleet: most traffic is support-bot's, some billing-agent's and research-assistant's.
+	agents := []string{"support-bot", "support-bot", "support-bot", "billing-agent", "billing-agent", "research-assistant"}
 	now := time.Now().UTC()
 	var events []map[string]any
 	for m := 58; m >= 1; m-- {
@@ -59,13 +68,14 @@ func seedShowcase(a *app) (controlID int64) {
 		for _, c := range controls {
 			n := 1 + rnd.IntN(4)
 			for range n {
+				agent := agents[rnd.IntN(len(agents))]
 				matched := rnd.Float64() < c.rate*(1+0.8*float64((m/10)%3))
 				errMsg := ""
 				if c.action == "warn" && rnd.IntN(12) == 0 { // the competitor list times out now and then
 					errMsg, matched = "evaluator timed out after 1000 ms", false
 				}
 				events = append(events, map[string]any{
-					"control_execution_id": uuid.NewString(), "agent_name": "support-bot", "control_id": c.id, "control_name": c.name,
+					"control_execution_id": uuid.NewString(), "agent_name": agent, "control_id": c.id, "control_name": c.name, "shadow": c.shadow,
 					"check_stage": "pre", "step_type": "llm", "step_name": "chat", "action": c.action, "matched": matched,
 					"confidence": 1.0, "timestamp": at.Add(time.Duration(rnd.IntN(50)) * time.Second).Format(time.RFC3339Nano),
 					"execution_duration_ms": 0.05 + rnd.Float64()/10, "evaluator_name": "regex", "selector_path": "input", "source": "sdk",
@@ -100,6 +110,7 @@ func TestScreenshots(t *testing.T) {
 			}{
 				{"overview", "#/overview", func() {
 					a.waitJS("the chart", `!!document.querySelector('#overview-chart svg [data-action="deny"]')`)
+					a.waitJS("the shadow control", `/block-emails/.test((document.getElementById('shadow-controls') || {}).textContent || '')`)
 				}},
 				{"control-activity", fmt.Sprintf("#/controls/%d/activity", id), func() {
 					a.waitJS("the chart", `!!document.querySelector('#activity-chart svg [data-action="deny"]')`)

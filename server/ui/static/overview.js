@@ -86,7 +86,8 @@ export async function overviewView(el) {
           h('td', {}, link({ controls: [c.control_id], actions: ['deny'], matched: true, shadow: true }, n(c.action_counts.deny))),
           h('td', {}, link({ controls: [c.control_id], actions: ['steer'], matched: true, shadow: true }, n(c.action_counts.steer))),
           h('td', {}, link({ controls: [c.control_id], shadow: true }, n(c.execution_count))))),
-        'No control in shadow was evaluated in this range.'))));
+        // Four long headings: on a phone each control becomes a card (labelled rows), not a table to scroll.
+        'No control in shadow was evaluated in this range.', { stack: true }))));
     body.setAttribute('aria-busy', 'false');
   }
   await load();
