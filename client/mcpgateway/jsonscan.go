@@ -1,0 +1,245 @@
+package mcpgateway
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// A small JSON scanner for the one-pass decoders of fastdecode.go. It accepts exactly the JSON that
+// encoding/json accepts (RFC 8259; invalid UTF-8 inside strings is accepted, as encoding/json does), and
+// is used only to find where values start and end and to read the few strings the gateway needs. Every
+// function reports ok=false for anything it does not handle itself (including valid JSON nested deeper
+// than maxScanDepth): the callers then leave the message to encoding/json, so that a doubt never changes
+// what a message means.
+
+// maxScanDepth bounds the nesting skipValue follows (encoding/json allows 10000; deeper values are rare
+// enough to leave to it).
+const maxScanDepth = 512
+
+// skipSpace returns the index of the first byte at or after i that is not JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipValue validates the JSON value that starts at b[i] (no whitespace before it) and returns the index
+// just after it.
+func skipValue(b []byte, i int, depth int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch c := b[i]; {
+	case c == '{':
+		if depth >= maxScanDepth {
+			return 0, false
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, true
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return 0, false
+			}
+			var ok bool
+			if i, _, ok = skipString(b, i); !ok {
+				return 0, false
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) || b[i] != ':' {
+				return 0, false
+			}
+			if i, ok = skipValue(b, skipSpace(b, i+1), depth+1); !ok {
+				return 0, false
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return 0, false
+			}
+			if b[i] == '}' {
+				return i + 1, true
+			}
+			if b[i] != ',' {
+				return 0, false
+			}
+			i = skipSpace(b, i+1)
+		}
+	case c == '[':
+		if depth >= maxScanDepth {
+			return 0, false
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = skipValue(b, i, depth+1); !ok {
+				return 0, false
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return 0, false
+			}
+			if b[i] == ']' {
+				return i + 1, true
+			}
+			if b[i] != ',' {
+				return 0, false
+			}
+			i = skipSpace(b, i+1)
+		}
+	case c == '"':
+		i, _, ok := skipString(b, i)
+		return i, ok
+	case c == '-' || c >= '0' && c <= '9':
+		return skipNumber(b, i)
+	case c == 't':
+		return skipLiteral(b, i, "true")
+	case c == 'f':
+		return skipLiteral(b, i, "false")
+	case c == 'n':
+		return skipLiteral(b, i, "null")
+	}
+	return 0, false
+}
+
+func skipLiteral(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// skipNumber validates the number at b[i]: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func skipNumber(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = skipDigits(b, i)
+	default:
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := skipDigits(b, i+1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := skipDigits(b, i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// String kinds skipString reports, from the plainest up: what a decoder must do with its contents.
+const (
+	strPlain   = iota // no escapes: the contents are the string (when they are valid UTF-8)
+	strEscaped        // simple escapes (\" \\ \/ \b \f \n \r \t) only
+	strUnicode        // at least one \u escape
+)
+
+// skipString validates the string at b[i] (b[i] == '"') and returns the index just after its closing
+// quote and its kind.
+func skipString(b []byte, i int) (int, int, bool) {
+	kind := strPlain
+	for i++; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, kind, true
+		case c < 0x20:
+			return 0, 0, false
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return 0, 0, false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				kind = max(kind, strEscaped)
+			case 'u':
+				if len(b)-i < 5 || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
+					return 0, 0, false
+				}
+				i += 4
+				kind = strUnicode
+			default:
+				return 0, 0, false
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+// decodeString returns the string whose JSON text (quotes included) is s, of the kind skipString found:
+// plain and simply escaped strings of valid UTF-8 are decoded here, the others by encoding/json (which
+// replaces invalid UTF-8 and lone surrogates).
+func decodeString(s []byte, kind int) (string, bool) {
+	body := s[1 : len(s)-1]
+	if kind == strPlain && utf8.Valid(body) {
+		return string(body), true
+	}
+	if kind == strEscaped && utf8.Valid(body) {
+		out := make([]byte, 0, len(body))
+		for i := 0; i < len(body); i++ {
+			c := body[i]
+			if c != '\\' {
+				out = append(out, c)
+				continue
+			}
+			i++
+			switch body[i] {
+			case 'b':
+				c = '\b'
+			case 'f':
+				c = '\f'
+			case 'n':
+				c = '\n'
+			case 'r':
+				c = '\r'
+			case 't':
+				c = '\t'
+			default: // " \ /
+				c = body[i]
+			}
+			out = append(out, c)
+		}
+		return string(out), true
+	}
+	var v string
+	if json.Unmarshal(s, &v) != nil {
+		return "", false
+	}
+	return v, true
+}
+
+// isKey reports whether the string at s (quotes included, as skipString found it) is key: a plain string
+// with exactly its bytes. encoding/json also matches struct fields case-insensitively and through escapes;
+// the one-pass decoders leave any key other than their exact ones to it.
+func isKey(s []byte, key string) bool {
+	return len(s) == len(key)+2 && string(s[1:len(s)-1]) == key
+}
