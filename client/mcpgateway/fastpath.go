@@ -152,7 +152,15 @@ func (c *fastConn) takeLine(line []byte) bool {
 		return false
 	}
 	id, p, ok := parseCallLine(line)
-	return ok && c.start(id, p)
+	if !ok {
+		return false
+	}
+	c.g.fastLines.Add(1) // before the call can answer
+	if !c.start(id, p) {
+		c.g.fastLines.Add(-1)
+		return false
+	}
+	return true
 }
 
 // ready reports whether the session is at a stage the fast path serves calls in (see above).
@@ -242,6 +250,7 @@ func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
 	if lc, ok := c.Connection.(*lineConn); ok && raw != nil && err == nil {
 		// The upstream's result as it came (see decodePlainResult), under the client's ID.
 		if ctx.Err() == nil {
+			c.g.verbatim.Add(1)
 			_ = lc.writeLine(responseLine(id, raw))
 		}
 		return
