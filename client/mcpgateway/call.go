@@ -116,6 +116,9 @@ func decodeArguments(raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
 	}
+	if m, ok := decodeObject(raw); ok {
+		return m, nil
+	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, err

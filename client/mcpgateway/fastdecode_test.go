@@ -300,3 +300,64 @@ func FuzzPlainResult(f *testing.F) {
 		}
 	})
 }
+
+// objectAgrees checks decodeObject on b against json.Unmarshal into a map[string]any.
+func objectAgrees(b []byte) error {
+	got, ok := decodeObject(b)
+	if !ok {
+		return nil
+	}
+	var want map[string]any
+	if err := json.Unmarshal(b, &want); err != nil {
+		return fmt.Errorf("accepted what encoding/json refuses: %v", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("decoded %#v, encoding/json %#v", got, want)
+	}
+	return nil
+}
+
+var objects = []struct {
+	raw    string
+	accept bool
+}{
+	{`{}`, true},
+	{`{"text":"list the files","n":-1.5e-3,"l":[],"o":{},"t":true,"f":false,"z":null}`, true},
+	{`{"a":1,"a":2}`, true}, // the last one, as encoding/json
+	{`{"caf\u00e9":"\ud83d\ude00 \ud800 \"q\"\n"}`, true},
+	{"{\"\xff\":\"\xfe\"}", true},                        // invalid UTF-8, replaced as encoding/json does
+	{` { "a" : [ 1 , [ 2 , { "b" : [ ] } ] ] } `, false}, // not trimmed
+	{`{ "a" : [ 1 , [ 2 , { "b" : [ ] } ] ] }`, true},
+	{`{"big":1e400}`, false},
+	{`{"tiny":1e-400}`, true},
+	{`{"a":01}`, false},
+	{`{"a":1,}`, false},
+	{`{"a":[1,]}`, false},
+	{`{"a":"\x"}`, false},
+	{`{"a":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`, false},
+	{`[1]`, false},
+	{`{"a":1} {}`, false},
+}
+
+// TestDecodeObject: the one-pass decoder of a call's arguments gives what encoding/json gives.
+func TestDecodeObject(t *testing.T) {
+	for _, tc := range objects {
+		if _, ok := decodeObject([]byte(tc.raw)); ok != tc.accept {
+			t.Errorf("%s: accepted %v, want %v", tc.raw, ok, tc.accept)
+		}
+		if err := objectAgrees([]byte(tc.raw)); err != nil {
+			t.Errorf("%s: %v", tc.raw, err)
+		}
+	}
+}
+
+func FuzzDecodeObject(f *testing.F) {
+	for _, tc := range objects {
+		f.Add([]byte(tc.raw))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if err := objectAgrees(b); err != nil {
+			t.Fatalf("%q: %v", b, err)
+		}
+	})
+}

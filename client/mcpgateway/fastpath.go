@@ -43,7 +43,9 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	fc := &fastConn{Connection: c, g: t.g, calls: map[jsonrpc.ID]context.CancelFunc{}, work: make(chan fastJob)}
-	fc.ctx, fc.cancel = context.WithCancel(context.Background())
+	// Under the gateway's handlers context, so that a call's context is also the handler context the SDK's
+	// path gets from handlerContext, without joining two contexts on every call.
+	fc.ctx, fc.cancel = context.WithCancel(t.g.handlers)
 	if lc, ok := c.(*lineConn); ok {
 		lc.setLineTaker(fc.takeLine)
 		lc.setInterceptor(fc.intercept)
@@ -56,7 +58,7 @@ type fastConn struct {
 	mcp.Connection // Write and SessionID are the connection's (Read and Close below)
 	g              *Gateway
 
-	ctx    context.Context // the fast calls run under it; cancelled by Close and at the end of the input
+	ctx    context.Context // the fast calls run under it; cancelled by Close, at the end of the input and with the gateway's handlers
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the workers
 	work   chan fastJob   // to an idle worker
@@ -241,9 +243,7 @@ func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
 		cancel()
 	}()
 	c.g.fastServed.Add(1)
-	hctx, release := c.g.handlerContext(ctx)
-	res, raw, err := c.g.callToolRaw(hctx, nil, p.name, &mcp.CallToolParamsRaw{Name: p.name, Arguments: p.args, Meta: p.meta})
-	release()
+	res, raw, err := c.g.callToolRaw(ctx, nil, p.name, &mcp.CallToolParamsRaw{Name: p.name, Arguments: p.args, Meta: p.meta})
 	if ctx.Err() != nil || c.g.handlers.Err() != nil {
 		return
 	}

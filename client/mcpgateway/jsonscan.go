@@ -2,6 +2,7 @@ package mcpgateway
 
 import (
 	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -242,4 +243,126 @@ func decodeString(s []byte, kind int) (string, bool) {
 // the one-pass decoders leave any key other than their exact ones to it.
 func isKey(s []byte, key string) bool {
 	return len(s) == len(key)+2 && string(s[1:len(s)-1]) == key
+}
+
+// decodeObject decodes b, exactly one JSON object, as json.Unmarshal into a map[string]any does (objects
+// as map[string]any, arrays as []any, numbers as float64, the last of repeated keys), validating it in the
+// same pass. ok=false for anything it does not decode itself (invalid JSON, a number a float64 cannot
+// hold, values nested deeper than maxScanDepth): the caller then uses encoding/json, which decodes it or
+// says what is wrong.
+func decodeObject(b []byte) (map[string]any, bool) {
+	if len(b) == 0 || b[0] != '{' {
+		return nil, false
+	}
+	v, end, ok := decodeValue(b, 0, 0)
+	if !ok || skipSpace(b, end) != len(b) {
+		return nil, false
+	}
+	return v.(map[string]any), true
+}
+
+// decodeValue decodes the value at b[i] (no whitespace before it) and returns the index just after it.
+func decodeValue(b []byte, i int, depth int) (any, int, bool) {
+	if i >= len(b) {
+		return nil, 0, false
+	}
+	switch c := b[i]; {
+	case c == '{':
+		if depth >= maxScanDepth {
+			return nil, 0, false
+		}
+		m := map[string]any{}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return m, i + 1, true
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return nil, 0, false
+			}
+			k0 := i
+			end, kind, ok := skipString(b, i)
+			if !ok {
+				return nil, 0, false
+			}
+			key, ok := decodeString(b[k0:end], kind)
+			if !ok {
+				return nil, 0, false
+			}
+			i = skipSpace(b, end)
+			if i >= len(b) || b[i] != ':' {
+				return nil, 0, false
+			}
+			var v any
+			if v, i, ok = decodeValue(b, skipSpace(b, i+1), depth+1); !ok {
+				return nil, 0, false
+			}
+			m[key] = v
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return nil, 0, false
+			}
+			if b[i] == '}' {
+				return m, i + 1, true
+			}
+			if b[i] != ',' {
+				return nil, 0, false
+			}
+			i = skipSpace(b, i+1)
+		}
+	case c == '[':
+		if depth >= maxScanDepth {
+			return nil, 0, false
+		}
+		a := make([]any, 0)
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return a, i + 1, true
+		}
+		for {
+			v, end, ok := decodeValue(b, i, depth+1)
+			if !ok {
+				return nil, 0, false
+			}
+			a = append(a, v)
+			i = skipSpace(b, end)
+			if i >= len(b) {
+				return nil, 0, false
+			}
+			if b[i] == ']' {
+				return a, i + 1, true
+			}
+			if b[i] != ',' {
+				return nil, 0, false
+			}
+			i = skipSpace(b, i+1)
+		}
+	case c == '"':
+		end, kind, ok := skipString(b, i)
+		if !ok {
+			return nil, 0, false
+		}
+		s, ok := decodeString(b[i:end], kind)
+		return s, end, ok
+	case c == '-' || c >= '0' && c <= '9':
+		end, ok := skipNumber(b, i)
+		if !ok {
+			return nil, 0, false
+		}
+		f, err := strconv.ParseFloat(string(b[i:end]), 64)
+		if err != nil {
+			return nil, 0, false
+		}
+		return f, end, true
+	case c == 't':
+		end, ok := skipLiteral(b, i, "true")
+		return true, end, ok
+	case c == 'f':
+		end, ok := skipLiteral(b, i, "false")
+		return false, end, ok
+	case c == 'n':
+		end, ok := skipLiteral(b, i, "null")
+		return nil, end, ok
+	}
+	return nil, 0, false
 }
