@@ -19,8 +19,9 @@ import (
 // decoder with a 32 KiB buffer, which costs more than the rest of the gateway's work on a call. So the
 // gateway writes a forwarded tools/call on the upstream's connection itself, under an ID of its own
 // ("guard-N": the SDK numbers its requests, so the two never meet), takes the response off the
-// connection before the SDK sees it, and decodes the result with encoding/json. Everything else on the
-// connection (the SDK's own requests, the upstream's notifications and requests) goes to the SDK as before.
+// connection before the SDK sees it, and decodes the result itself (fastdecode.go, else encoding/json).
+// Everything else on the connection (the SDK's own requests, the upstream's notifications and requests) goes
+// to the SDK as before.
 //
 // The relay is used for stream transports (a command, a pair of streams, an in-memory pipe) in a session
 // of a protocol version before 2026-07-28 (whose requests carry per-request _meta the SDK fills in), for
