@@ -64,7 +64,7 @@ func parseID(tok []byte, kind int) (jsonrpc.ID, bool) {
 		id, err := jsonrpc.MakeID(s)
 		return id, err == nil
 	case c == '-' || c >= '0' && c <= '9':
-		if digits := len(bytes.TrimPrefix(tok, []byte("-"))); digits <= 15 && bytes.IndexAny(tok, ".eE") < 0 {
+		if digits := len(bytes.TrimPrefix(tok, []byte("-"))); digits <= 15 && !bytes.ContainsAny(tok, ".eE") {
 			// an integer that a float64 (what encoding/json decodes it to) holds exactly
 			if v, err := strconv.ParseInt(string(tok), 10, 64); err == nil {
 				id, err := jsonrpc.MakeID(float64(v))
@@ -231,7 +231,7 @@ func decodePlainResult(raw []byte) (res *mcp.CallToolResult, verbatim bool, ok b
 	if res.Content == nil {
 		res.Content = []mcp.Content{}
 	}
-	verbatim = verbatim && utf8.Valid(raw) && bytes.IndexAny(raw, "\r\n") < 0 &&
+	verbatim = verbatim && utf8.Valid(raw) && !bytes.ContainsAny(raw, "\r\n") &&
 		!bytes.Contains(raw, []byte("\u2028")) && !bytes.Contains(raw, []byte("\u2029"))
 	return res, verbatim, true
 }

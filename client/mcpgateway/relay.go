@@ -223,7 +223,7 @@ func callLinePrefix(seq int64) string {
 // they hold a line break (as whitespace between their tokens, from a client over HTTP).
 func callLine(seq int64, p *mcp.CallToolParams) ([]byte, error) {
 	b := []byte(callLinePrefix(seq))
-	if args, ok := p.Arguments.(json.RawMessage); ok && p.Meta == nil && len(args) > 0 && bytes.IndexAny(args, "\r\n") < 0 {
+	if args, ok := p.Arguments.(json.RawMessage); ok && p.Meta == nil && len(args) > 0 && !bytes.ContainsAny(args, "\r\n") {
 		name, err := json.Marshal(p.Name)
 		if err != nil {
 			return nil, err
