@@ -58,7 +58,7 @@ type fastConn struct {
 	mcp.Connection // Write and SessionID are the connection's (Read and Close below)
 	g              *Gateway
 
-	ctx    context.Context // the fast calls run under it; cancelled by Close, at the end of the input and with the gateway's handlers
+	ctx    context.Context // fast calls run under it; ended by Close, the end of the input, the gateway's handlers
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the workers
 	work   chan fastJob   // to an idle worker
@@ -249,10 +249,8 @@ func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
 	}
 	if lc, ok := c.Connection.(*lineConn); ok && raw != nil && err == nil {
 		// The upstream's result as it came (see decodePlainResult), under the client's ID.
-		if ctx.Err() == nil {
-			c.g.verbatim.Add(1)
-			_ = lc.writeLine(responseLine(id, raw))
-		}
+		c.g.verbatim.Add(1)
+		_ = lc.writeLine(responseLine(id, raw))
 		return
 	}
 	resp, err := toolResponse(id, res, err)
