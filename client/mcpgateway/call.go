@@ -23,20 +23,27 @@ func (g *Gateway) toolHandler(name string) mcp.ToolHandler {
 
 // callTool checks and forwards one tools/call.
 func (g *Gateway) callTool(ctx context.Context, ss *mcp.ServerSession, name string, p *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
+	res, _, err := g.callToolRaw(ctx, ss, name, p)
+	return res, err
+}
+
+// callToolRaw is callTool that also returns the upstream's result as it came (raw) when res is that
+// result unchanged and the client can be given those bytes (see decodePlainResult); nil otherwise.
+func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name string, p *mcp.CallToolParamsRaw) (res *mcp.CallToolResult, raw []byte, err error) {
 	g.inflight.Add(1)
 	defer g.inflight.Done()
 	select {
 	case <-g.done:
-		return nil, g.upstreamError(ctx, "tools/call", name, mcp.ErrConnectionClosed)
+		return nil, nil, g.upstreamError(ctx, "tools/call", name, mcp.ErrConnectionClosed)
 	default:
 	}
 	args, err := decodeArguments(p.Arguments)
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: arguments must be a JSON object"}
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: arguments must be a JSON object"}
 	}
 	step := guard.Step{Type: StepType, Name: name, Input: args}
 	if res, err := g.check(ctx, &step, guard.StagePre); res != nil || err != nil {
-		return res, err
+		return res, nil, err
 	}
 
 	callCtx := ctx
@@ -53,7 +60,7 @@ func (g *Gateway) callTool(ctx context.Context, ss *mcp.ServerSession, name stri
 		// A redacting control rewrote the arguments at pre: the upstream gets them redacted.
 		b, err := json.Marshal(step.Input)
 		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/call: the redacted arguments cannot be encoded"}
+			return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/call: the redacted arguments cannot be encoded"}
 		}
 		fwd.Arguments = json.RawMessage(b)
 	}
@@ -62,25 +69,26 @@ func (g *Gateway) callTool(ctx context.Context, ss *mcp.ServerSession, name stri
 		fwd.Meta, done = g.trackProgress(fwd.Meta, ss, tok)
 		defer done()
 	}
-	res, err := g.forwardCall(callCtx, fwd)
+	res, raw, err = g.forwardCall(callCtx, fwd)
 	if err != nil {
-		return nil, g.upstreamError(callCtx, "tools/call", name, err)
+		return nil, nil, g.upstreamError(callCtx, "tools/call", name, err)
 	}
 
 	if step.Output, err = StepOutput(res); err != nil {
 		g.log.Warn("upstream tool result cannot be checked; withholding it", zap.String("tool", name), zap.Error(err))
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: fmt.Sprintf("upstream tool %q returned structured content that is not JSON", name)}
 	}
 	checked := step.Output
 	if blocked, err := g.check(ctx, &step, guard.StagePost); blocked != nil || err != nil {
-		return blocked, err
+		return blocked, nil, err
 	}
 	if replaced(checked, step.Output) {
 		// A redacting control rewrote the output: the client sees the redacted result only.
-		return RedactedResult(res, step.Output)
+		res, err = RedactedResult(res, step.Output)
+		return res, nil, err
 	}
-	return res, nil
+	return res, raw, nil
 }
 
 // check evaluates one stage. It returns (nil, nil) to proceed, a tool error result for a deny or a steer,
@@ -107,6 +115,9 @@ func (g *Gateway) check(ctx context.Context, step *guard.Step, stage guard.Stage
 func decodeArguments(raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
+	}
+	if m, ok := decodeObject(raw); ok {
+		return m, nil
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {

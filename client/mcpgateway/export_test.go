@@ -10,3 +10,7 @@ func RelayedCalls(g *Gateway) int64 {
 	}
 	return g.relay.seq.Load()
 }
+
+// OnePassCalls is the number of FastCalls decoded by the one-pass decoder, and of those answered with the
+// upstream's result as it came.
+func OnePassCalls(g *Gateway) (decoded, verbatim int64) { return g.fastLines.Load(), g.verbatim.Load() }

@@ -1,8 +1,10 @@
 package mcpgateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -41,8 +43,11 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	fc := &fastConn{Connection: c, g: t.g, calls: map[jsonrpc.ID]context.CancelFunc{}, work: make(chan fastJob)}
-	fc.ctx, fc.cancel = context.WithCancel(context.Background())
+	// Under the gateway's handlers context, so that a call's context is also the handler context the SDK's
+	// path gets from handlerContext, without joining two contexts on every call.
+	fc.ctx, fc.cancel = context.WithCancel(t.g.handlers)
 	if lc, ok := c.(*lineConn); ok {
+		lc.setLineTaker(fc.takeLine)
 		lc.setInterceptor(fc.intercept)
 	}
 	return fc, nil
@@ -53,7 +58,7 @@ type fastConn struct {
 	mcp.Connection // Write and SessionID are the connection's (Read and Close below)
 	g              *Gateway
 
-	ctx    context.Context // the fast calls run under it; cancelled by Close and at the end of the input
+	ctx    context.Context // fast calls run under it; ended by Close, the end of the input, the gateway's handlers
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the workers
 	work   chan fastJob   // to an idle worker
@@ -141,16 +146,44 @@ type fastParams struct {
 	meta mcp.Meta
 }
 
+// takeLine is take for a line of the client's not yet decoded (see lineConn.setLineTaker): a plain
+// tools/call is decoded in one pass (parseCallLine); other lines, and the calls the fast path does not
+// take, go on to decodeMessage and intercept.
+func (c *fastConn) takeLine(line []byte) bool {
+	if !c.ready() {
+		return false
+	}
+	id, p, ok := parseCallLine(line)
+	if !ok {
+		return false
+	}
+	c.g.fastLines.Add(1) // before the call can answer
+	if !c.start(id, p) {
+		c.g.fastLines.Add(-1)
+		return false
+	}
+	return true
+}
+
+// ready reports whether the session is at a stage the fast path serves calls in (see above).
+func (c *fastConn) ready() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.initialized && c.version != "" && c.version < newProtocolVersion && !c.closed
+}
+
 // take starts a fast call for req, or returns false to leave it to the SDK.
 func (c *fastConn) take(req *jsonrpc.Request) bool {
-	c.mu.Lock()
-	ready := c.initialized && c.version != "" && c.version < newProtocolVersion && !c.closed
-	c.mu.Unlock()
-	if !ready {
+	if !c.ready() {
 		return false
 	}
 	p, ok := parseFastParams(req.Params)
-	if !ok || !c.g.serves(p.name) {
+	return ok && c.start(req.ID, p)
+}
+
+// start starts a fast call of the tool p.name with ID id, or returns false to leave it to the SDK.
+func (c *fastConn) start(id jsonrpc.ID, p fastParams) bool {
+	if !c.g.serves(p.name) {
 		return false
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
@@ -160,13 +193,13 @@ func (c *fastConn) take(req *jsonrpc.Request) bool {
 		cancel()
 		return false
 	}
-	if _, dup := c.calls[req.ID]; dup {
+	if _, dup := c.calls[id]; dup {
 		c.mu.Unlock()
 		cancel()
 		return false // an ID already in flight: the SDK answers it as it does
 	}
-	c.calls[req.ID] = cancel
-	job := fastJob{ctx: ctx, id: req.ID, p: p}
+	c.calls[id] = cancel
+	job := fastJob{ctx: ctx, id: id, p: p}
 	select {
 	case c.work <- job: // an idle worker took it
 	default:
@@ -210,10 +243,14 @@ func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
 		cancel()
 	}()
 	c.g.fastServed.Add(1)
-	hctx, release := c.g.handlerContext(ctx)
-	res, err := c.g.callTool(hctx, nil, p.name, &mcp.CallToolParamsRaw{Name: p.name, Arguments: p.args, Meta: p.meta})
-	release()
+	res, raw, err := c.g.callToolRaw(ctx, nil, p.name, &mcp.CallToolParamsRaw{Name: p.name, Arguments: p.args, Meta: p.meta})
 	if ctx.Err() != nil || c.g.handlers.Err() != nil {
+		return
+	}
+	if lc, ok := c.Connection.(*lineConn); ok && raw != nil && err == nil {
+		// The upstream's result as it came (see decodePlainResult), under the client's ID.
+		c.g.verbatim.Add(1)
+		_ = lc.writeLine(responseLine(id, raw))
 		return
 	}
 	resp, err := toolResponse(id, res, err)
@@ -221,6 +258,26 @@ func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
 		resp = &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}}
 	}
 	_ = c.Connection.Write(ctx, resp)
+}
+
+// responseLine is the line of a successful response with result, which is valid JSON; the ID is
+// encoded as the SDK's encoder does.
+func responseLine(id jsonrpc.ID, result []byte) []byte {
+	b := make([]byte, 0, len(result)+64)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	switch v := id.Raw().(type) {
+	case int64:
+		b = strconv.AppendInt(b, v, 10)
+	default: // a string: IDs are numbers or strings
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // as the SDK's encoder
+		_ = enc.Encode(v)
+		b = append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	}
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, "}\n"...)
 }
 
 // toolResponse is the response the SDK's server writes for a tool handler's result: an error as it is, a
@@ -286,19 +343,28 @@ func parseFastParams(raw json.RawMessage) (fastParams, bool) {
 			}
 			p.args = v
 		case "_meta":
-			if json.Unmarshal(v, &p.meta) != nil || p.meta == nil {
+			if json.Unmarshal(v, &p.meta) != nil || !plainMeta(p.meta) {
 				return p, false
-			}
-			for mk := range p.meta {
-				if mk == "progressToken" || strings.HasPrefix(mk, "io.modelcontextprotocol/") {
-					return p, false
-				}
 			}
 		default:
 			return p, false
 		}
 	}
 	return p, p.name != ""
+}
+
+// plainMeta reports whether the _meta of a tools/call leaves it to the fast path: an object without a
+// progress token or keys of the protocol.
+func plainMeta(m mcp.Meta) bool {
+	if m == nil {
+		return false
+	}
+	for k := range m {
+		if k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			return false
+		}
+	}
+	return true
 }
 
 // serves reports whether the gateway serves the tool name (its server has it).

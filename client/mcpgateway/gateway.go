@@ -58,6 +58,8 @@ type Gateway struct {
 	relay *relay // nil when tools/call goes through the SDK's client session (see forwardCall)
 
 	fastServed atomic.Int64 // tools/call served by the fast path of Run (fastpath.go)
+	fastLines  atomic.Int64 // of which decoded in one pass (parseCallLine)
+	verbatim   atomic.Int64 // of which answered with the upstream's result as it came (decodePlainResult)
 
 	syncMu sync.Mutex // serialises Sync
 

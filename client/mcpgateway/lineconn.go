@@ -56,6 +56,7 @@ type lineConn struct {
 
 	incoming  chan lineOrErr // from the read loop
 	intercept atomic.Pointer[func(jsonrpc.Message) bool]
+	lineTaker atomic.Pointer[func([]byte) bool]
 	closed    chan struct{}
 	once      sync.Once
 	closeFn   func() error
@@ -89,6 +90,9 @@ func (c *lineConn) readLoop(br *bufio.Reader, maxLine int) {
 		case len(line) == 0:
 			continue
 		default:
+			if f := c.lineTaker.Load(); f != nil && (*f)(line) {
+				continue
+			}
 			v.msg, v.err = decodeMessage(line)
 			if f := c.intercept.Load(); v.err == nil && f != nil && (*f)(v.msg) {
 				continue
@@ -159,6 +163,12 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 // otherwise take their messages in a wrapper's Read. f must not block.
 func (c *lineConn) setInterceptor(f func(jsonrpc.Message) bool) { c.intercept.Store(&f) }
 
+// setLineTaker makes the read loop offer each line to f before it decodes it (and before the
+// interceptor): the lines f takes (true) are neither decoded nor returned by Read. f is the one-pass
+// decoder of the fast path or the relay (fastdecode.go); it must not block or keep line, whose buffer is
+// reused.
+func (c *lineConn) setLineTaker(f func([]byte) bool) { c.lineTaker.Store(&f) }
+
 // Read implements mcp.Connection.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
@@ -185,6 +195,11 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("marshaling message: %v", err)
 	}
+	return c.writeLine(append(data, '\n'))
+}
+
+// writeLine writes one message the caller encoded, its "\n" included, with one call of the writer.
+func (c *lineConn) writeLine(line []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	select {
@@ -192,7 +207,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return mcp.ErrConnectionClosed
 	default:
 	}
-	_, err = c.w.Write(append(data, '\n'))
+	_, err := c.w.Write(line)
 	return err
 }
 

@@ -19,8 +19,9 @@ import (
 // decoder with a 32 KiB buffer, which costs more than the rest of the gateway's work on a call. So the
 // gateway writes a forwarded tools/call on the upstream's connection itself, under an ID of its own
 // ("guard-N": the SDK numbers its requests, so the two never meet), takes the response off the
-// connection before the SDK sees it, and decodes the result with encoding/json. Everything else on the
-// connection (the SDK's own requests, the upstream's notifications and requests) goes to the SDK as before.
+// connection before the SDK sees it, and decodes the result itself (fastdecode.go, else encoding/json).
+// Everything else on the connection (the SDK's own requests, the upstream's notifications and requests) goes
+// to the SDK as before.
 //
 // The relay is used for stream transports (a command, a pair of streams, an in-memory pipe) in a session
 // of a protocol version before 2026-07-28 (whose requests carry per-request _meta the SDK fills in), for
@@ -64,6 +65,7 @@ func (t *relayTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	t.r.conn = c
 	rc := &relayConn{Connection: c, r: t.r}
 	if lc, ok := c.(*lineConn); ok {
+		lc.setLineTaker(rc.takeLine)
 		lc.setInterceptor(rc.intercept)
 	}
 	return rc, nil
@@ -101,6 +103,21 @@ func (c *relayConn) intercept(msg jsonrpc.Message) bool {
 	return false
 }
 
+// takeLine is intercept for a line not yet decoded (see lineConn.setLineTaker): a plain successful
+// response to the relay is decoded in one pass (parseRelayResponse); other lines go on to decodeMessage.
+func (c *relayConn) takeLine(line []byte) bool {
+	id, result, ok := parseRelayResponse(line)
+	if !ok {
+		return false
+	}
+	rid, err := jsonrpc.MakeID(id)
+	if err != nil {
+		return false
+	}
+	c.r.deliver(id, &jsonrpc.Response{ID: rid, Result: result})
+	return true
+}
+
 // Close implements mcp.Connection: calls still waiting fail.
 func (c *relayConn) Close() error {
 	err := c.Connection.Close()
@@ -135,39 +152,50 @@ func (r *relay) end(err error) {
 // forwardCall sends a checked tools/call to the upstream: through the relay when it can carry it, else
 // through the SDK's client session. Errors are those of mcp.ClientSession.CallTool: the upstream's
 // JSON-RPC error wrapped, mcp.ErrConnectionClosed wrapped when the connection ended, ctx's error when ctx
-// ended first (the upstream is then told the request is cancelled).
-func (g *Gateway) forwardCall(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+// ended first (the upstream is then told the request is cancelled). raw is the result as the upstream
+// sent it when the client may be given those bytes instead of res re-encoded (see decodePlainResult).
+func (g *Gateway) forwardCall(ctx context.Context, p *mcp.CallToolParams) (res *mcp.CallToolResult, raw []byte, err error) {
 	r := g.relay
 	if r == nil || len(p.InputResponses) > 0 || p.RequestState != "" {
-		return g.up.CallTool(ctx, p)
+		res, err = g.up.CallTool(ctx, p)
+		return res, nil, err
 	}
 	if p.Arguments == nil {
 		p.Arguments = map[string]any{} // as the SDK sends it
 	}
-	params, err := json.Marshal(p)
+	seq := r.seq.Add(1)
+	id := relayPrefix + strconv.FormatInt(seq, 10)
+	line, err := callLine(seq, p)
 	if err != nil {
-		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
+		return nil, nil, fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
-	id := relayPrefix + strconv.FormatInt(r.seq.Add(1), 10)
 	rid, _ := jsonrpc.MakeID(id) // a string is always an ID
 	ch := make(chan *jsonrpc.Response, 1)
 	r.mu.Lock()
 	if r.ended != nil {
 		err := r.ended
 		r.mu.Unlock()
-		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)
+		return nil, nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)
 	}
 	if r.pending == nil {
 		r.pending = map[string]chan *jsonrpc.Response{}
 	}
 	r.pending[id] = ch
 	r.mu.Unlock()
-	if err := r.conn.Write(ctx, &jsonrpc.Request{ID: rid, Method: "tools/call", Params: params}); err != nil {
+	if lc, ok := r.conn.(*lineConn); ok {
+		err = ctx.Err()
+		if err == nil {
+			err = lc.writeLine(line)
+		}
+	} else {
+		err = r.conn.Write(ctx, &jsonrpc.Request{ID: rid, Method: "tools/call", Params: line[len(callLinePrefix(seq)) : len(line)-2]})
+	}
+	if err != nil {
 		r.deliver(id, nil) // forget the call
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)
+		return nil, nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)
 	}
 	select {
 	case resp := <-ch:
@@ -180,24 +208,62 @@ func (g *Gateway) forwardCall(ctx context.Context, p *mcp.CallToolParams) (*mcp.
 		if err == nil {
 			_ = r.conn.Write(context.WithoutCancel(ctx), &jsonrpc.Request{Method: "notifications/cancelled", Params: ncancel})
 		}
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 }
 
-// relayResult turns the upstream's response into the result or the error CallTool would return.
-func relayResult(resp *jsonrpc.Response) (*mcp.CallToolResult, error) {
+// callLinePrefix is the start of the line of the relay's request number seq, up to its parameters.
+func callLinePrefix(seq int64) string {
+	return `{"jsonrpc":"2.0","id":"` + relayPrefix + strconv.FormatInt(seq, 10) + `","method":"tools/call","params":`
+}
+
+// callLine is the line of the relay's tools/call number seq, "\n" included. The parameters are encoded as
+// json.Marshal encodes p, except that arguments already encoded (as the client sent them, which its
+// decoding validated, or as the gateway redacted them) are copied rather than compacted again, unless
+// they hold a line break (as whitespace between their tokens, from a client over HTTP).
+func callLine(seq int64, p *mcp.CallToolParams) ([]byte, error) {
+	b := []byte(callLinePrefix(seq))
+	if args, ok := p.Arguments.(json.RawMessage); ok && p.Meta == nil && len(args) > 0 && !bytes.ContainsAny(args, "\r\n") {
+		name, err := json.Marshal(p.Name)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `{"name":`...)
+		b = append(b, name...)
+		b = append(b, `,"arguments":`...)
+		b = append(b, args...)
+		b = append(b, '}')
+	} else {
+		params, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, params...)
+	}
+	return append(b, "}\n"...), nil
+}
+
+// relayResult turns the upstream's response into the result or the error CallTool would return, and
+// the result's bytes when the client may be given them as they are (see decodePlainResult).
+func relayResult(resp *jsonrpc.Response) (*mcp.CallToolResult, []byte, error) {
 	if resp.Error != nil {
 		var je *jsonrpc.Error
 		if errors.As(resp.Error, &je) && resp.ID.IsValid() {
-			return nil, fmt.Errorf("calling %q: %w", "tools/call", je)
+			return nil, nil, fmt.Errorf("calling %q: %w", "tools/call", je)
 		}
-		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", resp.Error)
+		return nil, nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", resp.Error)
+	}
+	if res, verbatim, ok := decodePlainResult(resp.Result); ok {
+		if verbatim {
+			return res, resp.Result, nil
+		}
+		return res, nil, nil
 	}
 	res, err := decodeToolResult(resp.Result)
 	if err != nil {
-		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
+		return nil, nil, fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
-	return res, nil
+	return res, nil, nil
 }
 
 // plainResult is a tool result with text content only: what decodeToolResult decodes itself.

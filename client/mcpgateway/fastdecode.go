@@ -1,0 +1,314 @@
+package mcpgateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// One-pass decoders for the two messages of every relayed tools/call: the client's request and the
+// upstream's response. decodeMessage decodes a line with encoding/json, and the fast path and the relay
+// then decode the parameters or the result again, each pass scanning the bytes twice (encoding/json
+// validates a document before decoding it). These decoders read the line once and take out what the
+// gateway needs. They are exact or they decline: each accepts only a plain form of its message (the exact
+// keys, no key twice, no null where a value is expected) and returns ok=false for everything else, which
+// then goes through encoding/json as before. The fuzz tests hold them to that: whatever they accept,
+// encoding/json decodes to the same values.
+
+// parseCallLine decodes a client's line that is a tools/call with a number or string ID and parameters
+// of the form the fast path takes (name, and optionally arguments as an object and _meta), as
+// decodeMessage and then parseFastParams would. ok=false leaves the line to decodeMessage.
+func parseCallLine(line []byte) (id jsonrpc.ID, p fastParams, ok bool) {
+	var version, idTok, method, params []byte
+	idKind := 0
+	if !objectMembers(line, func(key, val []byte, kind int) bool {
+		switch {
+		case isKey(key, "jsonrpc") && version == nil:
+			version = val
+		case isKey(key, "id") && idTok == nil:
+			idTok, idKind = val, kind
+		case isKey(key, "method") && method == nil:
+			method = val
+		case isKey(key, "params") && params == nil:
+			params = val
+		default:
+			return false // another key, or one a second time
+		}
+		return true
+	}) {
+		return id, p, false
+	}
+	if string(version) != `"2.0"` || string(method) != `"tools/call"` || idTok == nil || len(params) == 0 || params[0] != '{' {
+		return id, p, false
+	}
+	if id, ok = parseID(idTok, idKind); !ok {
+		return id, p, false
+	}
+	p, ok = parseCallParams(params)
+	return id, p, ok
+}
+
+// parseID is the request ID of the JSON value tok (a string of kind kind, or a number), as
+// jsonrpc.MakeID makes it from what encoding/json decodes; ok=false for any other value.
+func parseID(tok []byte, kind int) (jsonrpc.ID, bool) {
+	switch c := tok[0]; {
+	case c == '"':
+		s, ok := decodeString(tok, kind)
+		if !ok {
+			return jsonrpc.ID{}, false
+		}
+		id, err := jsonrpc.MakeID(s)
+		return id, err == nil
+	case c == '-' || c >= '0' && c <= '9':
+		if digits := len(bytes.TrimPrefix(tok, []byte("-"))); digits <= 15 && !bytes.ContainsAny(tok, ".eE") {
+			// an integer that a float64 (what encoding/json decodes it to) holds exactly
+			if v, err := strconv.ParseInt(string(tok), 10, 64); err == nil {
+				id, err := jsonrpc.MakeID(float64(v))
+				return id, err == nil
+			}
+		}
+		var v any
+		if json.Unmarshal(tok, &v) != nil {
+			return jsonrpc.ID{}, false
+		}
+		id, err := jsonrpc.MakeID(v)
+		return id, err == nil
+	}
+	return jsonrpc.ID{}, false
+}
+
+// parseCallParams decodes the parameters of a tools/call as parseFastParams does, or declines.
+func parseCallParams(raw []byte) (p fastParams, ok bool) {
+	var name, args, meta []byte
+	nameKind := 0
+	if !objectMembers(raw, func(key, val []byte, kind int) bool {
+		switch {
+		case isKey(key, "name") && name == nil:
+			name, nameKind = val, kind
+		case isKey(key, "arguments") && args == nil:
+			args = val
+		case isKey(key, "_meta") && meta == nil:
+			meta = val
+		default:
+			return false
+		}
+		return true
+	}) {
+		return p, false
+	}
+	if name == nil || name[0] != '"' {
+		return p, false
+	}
+	if p.name, ok = decodeString(name, nameKind); !ok || p.name == "" {
+		return p, false
+	}
+	if args != nil {
+		if args[0] != '{' {
+			return p, false // not an object (null included): the SDK's path answers it
+		}
+		p.args = bytes.Clone(args) // the line's buffer is reused
+	}
+	if meta != nil {
+		if meta[0] != '{' || json.Unmarshal(meta, &p.meta) != nil || !plainMeta(p.meta) {
+			return p, false
+		}
+	}
+	return p, true
+}
+
+// parseRelayResponse decodes an upstream's line that is a successful response to one of the relay's
+// requests: its ID (a plain string starting with relayPrefix) and a copy of its result (an object).
+// ok=false leaves the line to decodeMessage (errors included).
+func parseRelayResponse(line []byte) (id string, result []byte, ok bool) {
+	var version, idTok, res []byte
+	if !objectMembers(line, func(key, val []byte, kind int) bool {
+		switch {
+		case isKey(key, "jsonrpc") && version == nil:
+			version = val
+		case isKey(key, "id") && idTok == nil && kind == strPlain:
+			idTok = val
+		case isKey(key, "result") && res == nil:
+			res = val
+		default:
+			return false
+		}
+		return true
+	}) {
+		return "", nil, false
+	}
+	if string(version) != `"2.0"` || idTok == nil || !bytes.HasPrefix(idTok, []byte(`"`+relayPrefix)) || len(res) == 0 || res[0] != '{' {
+		return "", nil, false
+	}
+	id, ok = decodeString(idTok, strPlain)
+	return id, bytes.Clone(res), ok
+}
+
+// decodePlainResult decodes a tools/call result of text content blocks (each only a type "text" and a
+// text), isError, structuredContent and _meta, as decodeToolResult does; ok=false leaves it to
+// decodeToolResult. verbatim reports that raw can be passed on to the client as it is, meaning to any
+// JSON decoder what the SDK's re-encoding of res would: only content (present, each block with its text)
+// and isError, no key twice, no \u
+// escape (whose lone surrogates decoders treat differently), valid UTF-8, and no character a line reader
+// might take for a line break ("\r", "\n", U+2028, U+2029).
+func decodePlainResult(raw []byte) (res *mcp.CallToolResult, verbatim bool, ok bool) {
+	var content, isError, structured, meta []byte
+	if !objectMembers(raw, func(key, val []byte, _ int) bool {
+		switch {
+		case isKey(key, "content") && content == nil:
+			content = val
+		case isKey(key, "isError") && isError == nil:
+			isError = val
+		case isKey(key, "structuredContent") && structured == nil:
+			structured = val
+		case isKey(key, "_meta") && meta == nil:
+			meta = val
+		default:
+			return false
+		}
+		return true
+	}) {
+		return nil, false, false
+	}
+	res = &mcp.CallToolResult{}
+	verbatim = structured == nil && meta == nil && content != nil // clients require content
+	switch string(isError) {
+	case "", "false":
+	case "true":
+		res.IsError = true
+	default:
+		return nil, false, false
+	}
+	if structured != nil && string(structured) != "null" {
+		if json.Unmarshal(structured, &res.StructuredContent) != nil {
+			return nil, false, false
+		}
+	}
+	if meta != nil {
+		if meta[0] != '{' || json.Unmarshal(meta, &res.Meta) != nil {
+			return nil, false, false
+		}
+	}
+	if content == nil {
+		res.Content = []mcp.Content{} // never nil, as the SDK decodes it
+	} else if content[0] != '[' {
+		return nil, false, false
+	}
+	if content != nil && !arrayElements(content, func(el []byte) bool {
+		var typ, text []byte
+		textKind := strPlain
+		if !objectMembers(el, func(key, val []byte, kind int) bool {
+			switch {
+			case isKey(key, "type") && typ == nil:
+				typ = val
+			case isKey(key, "text") && text == nil && kind >= 0:
+				text, textKind = val, kind
+			default:
+				return false
+			}
+			return true
+		}) || string(typ) != `"text"` {
+			return false
+		}
+		tc := &mcp.TextContent{}
+		if text != nil {
+			var ok bool
+			if tc.Text, ok = decodeString(text, textKind); !ok {
+				return false
+			}
+			verbatim = verbatim && textKind != strUnicode
+		} else {
+			verbatim = false // clients require text (the SDK writes "")
+		}
+		res.Content = append(res.Content, tc)
+		return true
+	}) {
+		return nil, false, false
+	}
+	if res.Content == nil {
+		res.Content = []mcp.Content{}
+	}
+	verbatim = verbatim && utf8.Valid(raw) && !bytes.ContainsAny(raw, "\r\n") &&
+		!bytes.Contains(raw, []byte("\u2028")) && !bytes.Contains(raw, []byte("\u2029"))
+	return res, verbatim, true
+}
+
+// objectMembers validates that b is exactly one JSON object and calls f with each member: its key
+// (quotes included), its value, and the value's string kind when it is a string (-1 otherwise). It
+// reports false when b is not an object, or f returned false.
+func objectMembers(b []byte, f func(key, val []byte, kind int) bool) bool {
+	if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	i := skipSpace(b, 1)
+	if i < len(b) && b[i] == '}' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false
+		}
+		k0 := i
+		var ok bool
+		if i, _, ok = skipString(b, i); !ok {
+			return false
+		}
+		key := b[k0:i]
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		v0 := skipSpace(b, i+1)
+		kind := -1
+		if v0 < len(b) && b[v0] == '"' {
+			i, kind, ok = skipString(b, v0)
+		} else {
+			i, ok = skipValue(b, v0, 1)
+		}
+		if !ok || !f(key, b[v0:i], kind) {
+			return false
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			return skipSpace(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// arrayElements validates that b is exactly one JSON array and calls f with each element.
+func arrayElements(b []byte, f func(el []byte) bool) bool {
+	if len(b) == 0 || b[0] != '[' {
+		return false
+	}
+	i := skipSpace(b, 1)
+	if i < len(b) && b[i] == ']' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	for {
+		e, ok := skipValue(b, i, 1)
+		if !ok || !f(b[i:e]) {
+			return false
+		}
+		i = skipSpace(b, e)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == ']' {
+			return skipSpace(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
