@@ -6,8 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -57,19 +55,7 @@ const attackPage = `<!doctype html><html><body>
 // the server's checks, not from a page that fails to send. It skips when no Chromium is installed
 // (GUARD_TEST_CHROMIUM or /usr/bin/chromium), except under CI=true.
 func TestBrowserPageOnAnotherOriginCannotWrite(t *testing.T) {
-	chromium := ""
-	for _, c := range []string{os.Getenv("GUARD_TEST_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p, err := exec.LookPath(c); c != "" && err == nil {
-			chromium = p
-			break
-		}
-	}
-	if chromium == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no Chromium under CI=true")
-		}
-		t.Skip("no Chromium found (set GUARD_TEST_CHROMIUM)")
-	}
+	chromium := chromiumOrSkip(t)
 
 	// The guard server, on loopback, told its listen address as examples/server does. Its listener also
 	// serves the attack page under /attack.html (outside guard's handler) for the same-origin and

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -16,19 +14,7 @@ import (
 // failing, and waits for the rendered operations and schemas. It skips when no Chromium is installed
 // (GUARD_TEST_CHROMIUM or /usr/bin/chromium), except under CI=true.
 func TestDocsPageRendersOffline(t *testing.T) {
-	chromium := ""
-	for _, c := range []string{os.Getenv("GUARD_TEST_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p, err := exec.LookPath(c); c != "" && err == nil {
-			chromium = p
-			break
-		}
-	}
-	if chromium == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no Chromium under CI=true")
-		}
-		t.Skip("no Chromium found (set GUARD_TEST_CHROMIUM)")
-	}
+	chromium := chromiumOrSkip(t)
 	ts := newTS(t)
 	hs := httptest.NewServer(ts.srv)
 	defer hs.Close()
