@@ -94,7 +94,7 @@ func parseCapturedQuery(r *http.Request) (guard.CaptureQuery, error) {
 	}{{"step_type", &q.StepType}, {"step_name", &q.StepName}} {
 		v := qv.Get(f.name)
 		if len(v) > maxCapturedFilterLen {
-			add(f.name, "length", "must be at most 255 bytes")
+			add(f.name, "max_length", "must be at most 255 bytes")
 		}
 		*f.dst = v
 	}

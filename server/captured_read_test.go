@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/server/problem"
 	"github.com/guardrail-control/guard/store/storetest"
 )
@@ -127,5 +129,38 @@ func TestListCapturedStepsNeedsTheAdminKey(t *testing.T) {
 	ts.expectProblem(403, problem.CodeAuthInsufficient, "GET", "/api/v1/steps/captured?agent_name=bot", nil, "X-API-Key", "runtime-key")
 	if m := ts.ok(200, "GET", "/api/v1/steps/captured?agent_name=bot", nil, "X-API-Key", "admin-key"); len(m["steps"].([]any)) != 3 {
 		t.Errorf("admin: %v", m)
+	}
+}
+
+// An answer holds at most 8 MiB of step JSON (has_more says the rest is there), and a stored step that is
+// not JSON (a hand-edited row) is answered by its type and name, not with a 500.
+func TestListCapturedStepsBoundsAndBadRows(t *testing.T) {
+	st := storetest.SQLite(t)
+	ts := newTSOn(t, st)
+	seedAgent(ts, "bot")
+	now := time.Now()
+	big, _ := json.Marshal(guard.Step{Type: "llm", Name: "chat", Input: strings.Repeat("x", 3<<20)})
+	var steps []guard.CapturedStep
+	for i := range 3 {
+		steps = append(steps, guard.CapturedStep{AgentName: "bot", Stage: guard.StagePre, StepType: "llm", StepName: "chat",
+			Step: big, Decision: guard.DecisionAllow, Time: now.Add(time.Duration(i-10) * time.Minute)})
+	}
+	steps = append(steps, guard.CapturedStep{AgentName: "bot", Stage: guard.StagePost, StepType: "tool", StepName: "sql",
+		Step: json.RawMessage(`{"type":"tool","name":`), Decision: guard.DecisionDeny, Time: now.Add(-time.Minute)})
+	if err := st.InsertCapturedSteps(context.Background(), steps); err != nil {
+		t.Fatal(err)
+	}
+	m := ts.ok(200, "GET", "/api/v1/steps/captured?agent_name=bot", nil)
+	got := m["steps"].([]any)
+	if len(got) != 3 || m["has_more"] != true {
+		t.Fatalf("%d steps (has_more %v), want the bad row and two 3 MiB steps within 8 MiB", len(got), m["has_more"])
+	}
+	if s := got[0].(map[string]any); s["step"].(map[string]any)["type"] != "tool" || s["step"].(map[string]any)["name"] != "sql" || s["decision"] != "deny" {
+		t.Errorf("bad row answered as %v", s)
+	}
+	// Even a first step above the bound is answered.
+	m = ts.ok(200, "GET", "/api/v1/steps/captured?agent_name=bot&stage=pre&limit=1", nil)
+	if len(m["steps"].([]any)) != 1 || m["has_more"] != true {
+		t.Errorf("limit 1: %d steps, has_more %v", len(m["steps"].([]any)), m["has_more"])
 	}
 }
