@@ -22,15 +22,20 @@ type CapturedStep struct {
 	Time      time.Time       `json:"timestamp"`
 }
 
-// CaptureQuery selects captured steps: an agent ("" for every agent), a time range [Start, End) (zero
-// bounds do not restrict) and at most Limit steps, oldest first, whose Step JSON adds up to at most
+// CaptureQuery selects captured steps: an agent ("" for every agent), optionally a step type, a step
+// name and a stage (empty: any), a time range [Start, End) (zero bounds do not restrict) and at most
+// Limit steps, oldest first (newest first when NewestFirst is set), whose Step JSON adds up to at most
 // MaxBytes (0: no byte bound; the first step is returned whatever its size).
 type CaptureQuery struct {
-	AgentName string
-	Start     time.Time
-	End       time.Time
-	Limit     int
-	MaxBytes  int64
+	AgentName   string
+	StepType    string
+	StepName    string
+	Stage       Stage
+	Start       time.Time
+	End         time.Time
+	Limit       int
+	MaxBytes    int64
+	NewestFirst bool
 }
 
 // CaptureStore keeps captured steps in a bounded table. The store package implements it; the server uses
@@ -38,7 +43,7 @@ type CaptureQuery struct {
 type CaptureStore interface {
 	// InsertCapturedSteps stores a batch in one transaction; a step without a time gets the current time.
 	InsertCapturedSteps(ctx context.Context, steps []CapturedStep) error
-	// CapturedSteps returns the steps q selects, oldest first; more reports that further steps matched
+	// CapturedSteps returns the steps q selects, oldest first (or newest first); more reports that further steps matched
 	// beyond the Limit or MaxBytes bound.
 	CapturedSteps(ctx context.Context, q CaptureQuery) (steps []CapturedStep, more bool, err error)
 	// PruneCapturedSteps deletes the steps older than before, then the oldest steps until the stored

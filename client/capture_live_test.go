@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"testing"
@@ -63,6 +64,18 @@ func TestLiveCapturedStepsAndReplay(t *testing.T) {
 	}
 	if err := rec.Flush(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// The kept steps read back, newest first, with their payloads as stored (redacted).
+	page, err := admin.CapturedSteps(ctx, CapturedStepQuery{AgentName: a.Name(), Stage: guard.StagePre})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Steps) != 3 || page.HasMore || page.Steps[0].Source != "sdk" || page.Steps[2].Decision != guard.DecisionDeny {
+		t.Fatalf("captured steps %+v", page)
+	}
+	var newest guard.Step
+	if err := json.Unmarshal(page.Steps[0].Step, &newest); err != nil || newest.Input != "fine" {
+		t.Fatalf("newest step %s (%v)", page.Steps[0].Step, err)
 	}
 	tight := ctl(id, "sdk-deny", guard.ExecutionSDK, guard.DecisionDeny, "input", "bad|worse", guard.StagePre)
 	res, err := admin.Replay(ctx, ReplayRequest{AgentName: a.Name(), Controls: []DraftControl{{ID: id, Data: tight.Control}}}, 10*time.Millisecond, nil)

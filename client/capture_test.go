@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -69,5 +70,32 @@ func TestStepSinkBatchesAndBounds(t *testing.T) {
 		if n < 1 || n > 3 {
 			t.Errorf("batches %v: each must hold 1 to 3 steps", batches)
 		}
+	}
+}
+
+func TestCapturedStepsDecodes(t *testing.T) {
+	srv, _ := recordingServer(t, 200, `{"agent_name":"bot","limit":20,"has_more":true,"steps":[{"id":7,"agent_name":"bot","stage":"post",`+
+		`"step_type":"llm","step_name":"chat","step":{"type":"llm","name":"chat","input":"hi","output":"[REDACTED]"},`+
+		`"decision":"deny","source":"sdk","timestamp":"2026-11-24T10:00:00.5Z"}]}`)
+	page, err := newTestClient(t, srv.URL).CapturedSteps(context.Background(), CapturedStepQuery{AgentName: "bot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.AgentName != "bot" || page.Limit != 20 || !page.HasMore || len(page.Steps) != 1 {
+		t.Fatalf("page %+v", page)
+	}
+	s := page.Steps[0]
+	var step guard.Step
+	if err := json.Unmarshal(s.Step, &step); err != nil {
+		t.Fatal(err)
+	}
+	if s.ID != 7 || s.Stage != guard.StagePost || s.Decision != guard.DecisionDeny || s.Source != "sdk" || s.StepName != "chat" ||
+		!s.Time.Equal(time.Date(2026, 11, 24, 10, 0, 0, 5e8, time.UTC)) || step.Input != "hi" || step.Output != "[REDACTED]" {
+		t.Errorf("step %+v / %+v", s, step)
+	}
+	// A problem is an *APIError, as everywhere.
+	srv, _ = recordingServer(t, 404, `{"type":"about:blank","title":"Not Found","status":404,"detail":"agent not found","error_code":"AGENT_NOT_FOUND","errors":[]}`)
+	if _, err := newTestClient(t, srv.URL).CapturedSteps(context.Background(), CapturedStepQuery{AgentName: "ghost"}); !isStatus(err, 404) {
+		t.Errorf("unknown agent: %v", err)
 	}
 }

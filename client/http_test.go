@@ -247,6 +247,17 @@ func TestMethodsHitTheContract(t *testing.T) {
 			"GET", "/api/v1/observability/stats", "time_range=24h", "", ""},
 		{"fleet control stats", func(c *HTTPClient) error { _, err := c.ControlStats(ctx, 7, "", ""); return err },
 			"GET", "/api/v1/observability/stats/controls/7", "", "", ""},
+		{"captured steps", func(c *HTTPClient) error {
+			_, err := c.CapturedSteps(ctx, CapturedStepQuery{AgentName: "a"})
+			return err
+		},
+			"GET", "/api/v1/steps/captured", "agent_name=a", "", ""},
+		{"captured steps, every filter", func(c *HTTPClient) error {
+			at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.FixedZone("x", 3600))
+			_, err := c.CapturedSteps(ctx, CapturedStepQuery{AgentName: "a", StepType: "tool", StepName: "search", Stage: guard.StagePost,
+				Start: at, End: at.Add(time.Hour), Limit: 5})
+			return err
+		}, "GET", "/api/v1/steps/captured", "agent_name=a&end_time=2026-11-24T10%3A00%3A00Z&limit=5&stage=post&start_time=2026-11-24T09%3A00%3A00Z&step_name=search&step_type=tool", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

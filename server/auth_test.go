@@ -94,15 +94,16 @@ func TestAuthLevels(t *testing.T) {
 		"GET /openapi.json":                                             levelPublic,
 		"GET /docs":                                                     levelPublic,
 		"POST /api/v1/steps/captured":                                   levelRuntime,
+		"GET /api/v1/steps/captured":                                    levelAdmin,
 		"POST /api/v1/controls/replay":                                  levelAdmin,
 		"GET /api/v1/controls/replay/jobs/{job_id}":                     levelAdmin,
 		"GET /api/v1/control-templates":                                 levelRuntime,
 		"GET /api/v1/control-templates/{template_name}":                 levelRuntime,
 		"POST /api/v1/control-templates/{template_name}/render":         levelAdmin,
 	}
-	// A replay job's result holds captured step content (samples): it is read with the admin key that
-	// started it, the one GET under /api/v1 that is not at the runtime level.
-	adminGets := map[string]bool{"GET /api/v1/controls/replay/jobs/{job_id}": true}
+	// A replay job's result holds captured step content (samples), and so do the captured steps read back:
+	// both are read with the admin key, the only GETs under /api/v1 that are not at the runtime level.
+	adminGets := map[string]bool{"GET /api/v1/controls/replay/jobs/{job_id}": true, "GET /api/v1/steps/captured": true}
 	got := map[string]level{}
 	for _, rt := range ts.srv.routes() {
 		got[rt.pattern()] = rt.level

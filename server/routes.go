@@ -65,6 +65,8 @@ func (s *Server) routes() []route {
 
 		// Step capture and replay (issue 14; capture.go, replay.go).
 		f("POST", apiPrefix+"/steps/captured", levelRuntime, s.postCapturedSteps),
+		// Reading them back shows payloads (redacted, but real traffic): admin, like a replay's samples.
+		f("GET", apiPrefix+"/steps/captured", levelAdmin, s.listCapturedSteps),
 		f("POST", apiPrefix+"/controls/replay", levelAdmin, s.replayControls),
 		f("GET", apiPrefix+"/controls/replay/jobs/{job_id}", levelAdmin, s.getReplayJob),
 

@@ -75,9 +75,10 @@ type capturedRow struct {
 	TS        int64  `db:"ts"`
 }
 
-// CapturedSteps returns the captured steps q selects, oldest first (by time, then id), stopping at
-// Limit steps or MaxBytes of step JSON; more reports that further steps matched. A Limit of zero or less
-// returns nothing.
+// CapturedSteps returns the captured steps q selects, oldest first (by time, then id; the reverse with
+// NewestFirst), stopping at Limit steps or MaxBytes of step JSON; more reports that further steps
+// matched. A Limit of zero or less returns nothing. The (agent_name, ts) index serves both orders; the
+// step type, name and stage filters are checked on the agent's rows, which the capture bounds keep few.
 func (s *Store) CapturedSteps(ctx context.Context, q guard.CaptureQuery) ([]guard.CapturedStep, bool, error) {
 	if q.Limit <= 0 {
 		return nil, false, nil
@@ -87,6 +88,12 @@ func (s *Store) CapturedSteps(ctx context.Context, q guard.CaptureQuery) ([]guar
 	if q.AgentName != "" {
 		where = append(where, "agent_name = ?")
 		args = append(args, q.AgentName)
+	}
+	for _, f := range []struct{ col, v string }{{"step_type", q.StepType}, {"step_name", q.StepName}, {"stage", string(q.Stage)}} {
+		if f.v != "" {
+			where = append(where, f.col+" = ?")
+			args = append(args, f.v)
+		}
 	}
 	if !q.Start.IsZero() {
 		where = append(where, "ts >= ?")
@@ -100,7 +107,11 @@ func (s *Store) CapturedSteps(ctx context.Context, q guard.CaptureQuery) ([]guar
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	query += " ORDER BY ts, id LIMIT ?"
+	if q.NewestFirst {
+		query += " ORDER BY ts DESC, id DESC LIMIT ?"
+	} else {
+		query += " ORDER BY ts, id LIMIT ?"
+	}
 	args = append(args, q.Limit+1)
 	rows, err := s.r.QueryxContext(ctx, s.q(query), args...)
 	if err != nil {

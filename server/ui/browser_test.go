@@ -23,6 +23,7 @@ import (
 
 	"github.com/guardrail-control/guard/evaluator"
 	"github.com/guardrail-control/guard/server"
+	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/observability"
 	"github.com/guardrail-control/guard/server/ui"
 	"github.com/guardrail-control/guard/store"
@@ -72,6 +73,7 @@ type app struct {
 	url  string
 	st   *store.Store
 	rec  *observability.Recorder
+	cap  *capture.Recorder // nil unless appOptions.capture names agents
 	auth bool
 	ctx  context.Context // the browser tab
 
@@ -83,6 +85,8 @@ type appOptions struct {
 	auth          bool
 	width, height int
 	registry      *evaluator.Registry // nil: the built-in evaluators
+	capture       []string            // agents whose steps are captured (GUARD_CAPTURE_AGENTS); nil: none
+	captureRedact []string            // GUARD_CAPTURE_REDACT
 }
 
 // startApp starts the server and the browser. The dashboard is mounted the way the server binary mounts
@@ -116,6 +120,16 @@ func startApp(t *testing.T, o appOptions) *app {
 	if o.registry != nil {
 		opts = append(opts, server.WithRegistry(o.registry))
 	}
+	var capRec *capture.Recorder
+	if o.capture != nil {
+		var err error
+		capRec, err = capture.New(st, capture.Config{Agents: o.capture, RedactPaths: o.captureRedact, FlushInterval: time.Hour})
+		if err != nil {
+			t.Fatalf("capture.New: %v", err)
+		}
+		t.Cleanup(func() { _ = capRec.Close(context.Background()) })
+		opts = append(opts, server.WithCapture(capRec))
+	}
 	srv, err := server.New(st, opts...)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
@@ -125,7 +139,7 @@ func startApp(t *testing.T, o appOptions) *app {
 	ts.Start()
 	t.Cleanup(ts.Close)
 
-	a := &app{t: t, url: ts.URL, st: st, rec: rec, auth: o.auth}
+	a := &app{t: t, url: ts.URL, st: st, rec: rec, cap: capRec, auth: o.auth}
 	a.ctx = newBrowser(t, chromium, o.width, o.height, a.recordConsole)
 	return a
 }
@@ -394,6 +408,16 @@ func (a *app) flushEvents() {
 	defer cancel()
 	if err := a.rec.Flush(ctx); err != nil {
 		a.t.Fatalf("flush events: %v", err)
+	}
+}
+
+// flushCaptured writes the buffered captured steps now (the recorder's own interval is an hour).
+func (a *app) flushCaptured() {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
+	defer cancel()
+	if err := a.cap.Flush(ctx); err != nil {
+		a.t.Fatalf("flush captured steps: %v", err)
 	}
 }
 

@@ -313,7 +313,8 @@ export async function controlEditView(el, controlId, prefill) {
   el.append(form);
   if (control && data && data.mode === 'shadow') el.append(await shadowPanel(control));
   // The name is not needed to try the draft.
-  el.append(tryPanel(() => { const c = collect(); return { data: c.data, problems: c.problems.filter(p => p.field !== 'name') }; }, control));
+  el.append(tryPanel(() => { const c = collect(); return { data: c.data, problems: c.problems.filter(p => p.field !== 'name') }; }, control,
+    (step, stage, expect) => testsBox.fill(step, stage, expect)));
   syncSteer();
   if (!ro) validate();
 }

@@ -10,8 +10,9 @@ const EXPECTS = [['match', 'matches'], ['no_match', 'does not match'], ['deny', 
 const expectOf = (v) => (v === 'match' || v === 'no_match') ? v : { decision: v };
 const expectValue = (e) => typeof e === 'string' ? e : (e && e.decision) || 'match';
 
-// testsPanel returns { el, tests(), refresh(data) }: el is the editor's Tests section, tests() the tests
-// as data.tests, refresh(data) runs them against the data being edited and shows each outcome.
+// testsPanel returns { el, tests(), refresh(data), fill(step, stage, expect) }: el is the editor's Tests
+// section, tests() the tests as data.tests, refresh(data) runs them against the data being edited and
+// shows each outcome, fill puts a sample step into the form that adds a test.
 export function testsPanel(initial, ro, onChange) {
   let tests = (initial || []).map(t => ({ ...t }));
   const rows = h('tbody', { id: 'tests-rows' });
@@ -29,12 +30,13 @@ export function testsPanel(initial, ro, onChange) {
       const expect = h('select', { 'aria-label': `Expectation of test ${t.name}`, disabled: ro, class: 'test-expect', onchange: (e) => {
         t.expect = expectOf(e.target.value); onChange();
       } }, EXPECTS.map(([v, label]) => h('option', { value: v, selected: expectValue(t.expect) === v }, label)));
+      // data-label names each cell's column: on a phone each test is a labelled card (table.stack).
       rows.append(h('tr', { class: 'test-row', dataset: { index: String(n) } },
-        h('td', {}, t.name),
-        h('td', {}, t.stage),
-        h('td', { class: 'mono small' }, JSON.stringify(t.step).slice(0, 120)),
-        h('td', {}, expect),
-        h('td', { class: 'test-outcome' }, state, ' ', ...got, o && o.message ? h('div', { class: 'small muted test-message' }, o.message) : ''),
+        h('td', { dataset: { label: 'Name' } }, t.name),
+        h('td', { dataset: { label: 'Stage' } }, t.stage),
+        h('td', { class: 'mono small', dataset: { label: 'Step' } }, JSON.stringify(t.step).slice(0, 120)),
+        h('td', { dataset: { label: 'Expect' } }, expect),
+        h('td', { class: 'test-outcome', dataset: { label: 'Outcome' } }, h('span', { class: 'cell' }, state, ' ', ...got, o && o.message ? h('div', { class: 'small muted test-message' }, o.message) : '')),
         h('td', {}, h('button', { type: 'button', class: 'test-remove', disabled: ro, 'aria-label': `Remove test ${t.name}`, onclick: () => {
           tests.splice(n, 1); outcomes.splice(n, 1); render(); onChange();
         } }, 'Remove'))));
@@ -53,8 +55,9 @@ export function testsPanel(initial, ro, onChange) {
       JSON.stringify({ type: 'llm', name: 'chat', input: 'my ssn is 123-45-6789' }, null, 2)),
   };
   const addProblem = h('div', { class: 'problems', id: 'test-add-problems', 'aria-live': 'polite' });
+  const addStatus = h('div', { class: 'muted small', id: 'test-add-status', 'aria-live': 'polite' });
   const add = h('button', { type: 'button', id: 'add-test', disabled: ro, onclick: () => {
-    clear(addProblem);
+    clear(addProblem); addStatus.textContent = '';
     let step;
     try { step = JSON.parse(a.step.value); } catch (e) { addProblem.append(h('div', { class: 'problem' }, 'Sample step: not valid JSON: ' + e.message)); return; }
     const name = a.name.value.trim() || `test ${tests.length + 1}`;
@@ -68,7 +71,7 @@ export function testsPanel(initial, ro, onChange) {
     h('h2', { id: 'tests-heading' }, 'Tests'),
     h('p', { class: 'muted small' }, 'Examples the control must agree with: they run on every save (a failing test refuses the save) and live here as you edit. ',
       'The control is tested alone, as if enabled and enforced.'),
-    h('table', { class: 'tests' }, h('thead', {}, h('tr', {}, ...['Name', 'Stage', 'Step', 'Expect', 'Outcome', ''].map(x => h('th', { scope: 'col' }, x)))), rows),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'tests stack' }, h('thead', {}, h('tr', {}, ...['Name', 'Stage', 'Step', 'Expect', 'Outcome', ''].map(x => h('th', { scope: 'col' }, x)))), rows)),
     summary, problems,
     h('fieldset', { class: 'field' }, h('legend', {}, 'Add a test from a sample step'),
       h('label', { for: a.step.id }, 'Sample step (JSON: type, name, input, output, context)'), a.step,
@@ -76,7 +79,20 @@ export function testsPanel(initial, ro, onChange) {
         h('label', { for: a.name.id }, 'Name'), a.name,
         h('label', { for: a.stage.id }, 'Stage'), a.stage,
         h('label', { for: a.expect.id }, 'Expect'), a.expect, add),
-      addProblem));
+      addStatus, addProblem));
+
+  // fill puts a sample step (from the Try it panel: a registered, recorded, captured or typed step) and
+  // its stage into the form, with the expectation its last try suggests, and takes the operator there
+  // to name it and add it.
+  function fill(step, stage, expect) {
+    a.step.value = JSON.stringify(step, null, 2);
+    a.stage.value = stage;
+    if (expect) a.expect.value = expect;
+    clear(addProblem);
+    addStatus.textContent = 'Sample step filled from Try it' + (expect ? ` (it ${expect === 'match' ? 'matched' : 'did not match'} when tried)` : '') + ': name the test, check what it expects, then Add test.';
+    a.name.scrollIntoView({ block: 'center' });
+    a.name.focus();
+  }
 
   let seq = 0;
   async function refresh(data) {
@@ -93,7 +109,7 @@ export function testsPanel(initial, ro, onChange) {
     render();
   }
   render();
-  return { el, tests: () => tests, refresh };
+  return { el, tests: () => tests, refresh, fill };
 }
 
 // shadowPanel shows what a shadow control would have done over the last 24 h, per agent it is linked
