@@ -1,0 +1,5 @@
+//go:build !race
+
+package evaluator
+
+const raceEnabled = false
