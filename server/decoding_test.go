@@ -1,12 +1,16 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/server/problem"
 )
 
@@ -18,6 +22,12 @@ func TestDecodingRule(t *testing.T) {
 	ts.initAgent("bot")
 	id := ts.createControl("c", regexData("bad", "deny"))
 	ts.link("bot", id)
+	// Replay refuses a range with nothing captured (a 422 naming start_time): give it a step to replay.
+	if err := ts.st.InsertCapturedSteps(context.Background(), []guard.CapturedStep{{AgentName: "bot", Stage: guard.StagePre,
+		StepType: "llm", StepName: "chat", Step: json.RawMessage(`{"type":"llm","name":"chat","input":"x"}`),
+		Decision: guard.DecisionAllow, Time: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
 	ctl := fmt.Sprintf("/api/v1/controls/%d", id)
 	data := `{"condition":{"selector":{"path":"input"},"evaluator":{"name":"regex","config":{"pattern":"x"}}},"action":{"decision":"deny"}%s}`
 	event := `{"control_execution_id":"%s","agent_name":"bot","control_id":1,"control_name":"c","check_stage":"pre",` +
