@@ -1,6 +1,7 @@
 // Package jsonstr writes Go strings and floats as JSON literals exactly as encoding/json does, without
 // reflection or allocation, for the hand-written encoders on hot paths (the engine's text form of selected
-// data, the server's evaluation response, the client's event batches).
+// data, the server's evaluation response, the client's event batches), and decodes JSON string escapes
+// for the hand-written one-pass decoders (the server's evaluation body, the MCP gateway's messages).
 package jsonstr
 
 import (
