@@ -36,19 +36,24 @@ func (q *Queue[T]) Push(item T, size int64) {
 	q.n++
 }
 
-// Append appends items, sizes[i] being the estimated bytes of items[i]. It keeps neither slice.
-func (q *Queue[T]) Append(items []T, sizes []int64) {
+// Append appends items, sizes[i] being the estimated bytes of items[i], and returns their total bytes.
+// It keeps neither slice.
+func (q *Queue[T]) Append(items []T, sizes []int64) (bytes int64) {
 	q.n += len(items)
 	for len(items) > 0 {
 		n := q.lastWithRoom()
 		last := q.chunks[n]
 		k := min(len(items), q.batch-len(last))
 		q.chunks[n] = append(last, items[:k]...)
+		var sum int64 // summed in a register: Append is on the evaluation's path (observability's Enqueue)
 		for _, sz := range sizes[:k] {
-			q.sizes[n] += sz
+			sum += sz
 		}
+		q.sizes[n] += sum
+		bytes += sum
 		items, sizes = items[k:], sizes[k:]
 	}
+	return bytes
 }
 
 // lastWithRoom returns the index of the last chunk, starting a new one when the last is full.

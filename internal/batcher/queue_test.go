@@ -22,7 +22,9 @@ func TestQueueKeepsOrderInBatchSizedChunks(t *testing.T) {
 	q.Push(0, 10)
 	q.Push(1, 10)
 	items, sizes := seq(2, 7)
-	q.Append(items, sizes)
+	if bytes := q.Append(items, sizes); bytes != 70 {
+		t.Fatalf("Append of 7 items of 10 bytes = %d bytes, want 70", bytes)
+	}
 	if q.Len() != 9 || q.Chunks() != 3 || !q.FullBatch() {
 		t.Fatalf("9 items: len %d, chunks %d, full %v; want 9, 3, true", q.Len(), q.Chunks(), q.FullBatch())
 	}

@@ -219,7 +219,7 @@ func (r *Recorder) Enqueue(events []guard.Event) (enqueued, dropped int) {
 			}
 			total += sizes[i]
 		}
-		r.append(events[:enqueued], sizes[:enqueued], total)
+		r.append(events[:enqueued], sizes[:enqueued])
 	}
 	dropped = len(events) - enqueued
 	r.enqueues++
@@ -246,11 +246,10 @@ func (r *Recorder) Enqueue(events []guard.Event) (enqueued, dropped int) {
 	return enqueued, dropped
 }
 
-// append copies events, of the given estimated sizes (total in all), into the queue; r.mu is held.
-func (r *Recorder) append(events []guard.Event, sizes []int64, total int64) {
+// append copies events, of the given estimated sizes, into the queue; r.mu is held.
+func (r *Recorder) append(events []guard.Event, sizes []int64) {
 	r.pending += len(events)
-	r.bytes += total
-	r.queue.Append(events, sizes)
+	r.bytes += r.queue.Append(events, sizes)
 }
 
 // Flush writes every event buffered when it is called and returns once they are written, or an error

@@ -84,7 +84,7 @@ func (r *Recorder) Offer(events []guard.Event) error {
 		r.cfg.Metrics.eventsRefusedN(len(events))
 		return err
 	}
-	r.append(events, sizes, total)
+	r.append(events, sizes)
 	r.received += int64(len(events))
 	full := r.readyLocked()
 	held := r.bytes + r.throughBytes
