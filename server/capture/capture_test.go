@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -187,5 +188,81 @@ func TestRecorderCountsLostBatches(t *testing.T) {
 	}
 	if s := r.Stats(); s.Lost != 1 || s.Pending != 0 {
 		t.Fatalf("stats %+v", s)
+	}
+}
+
+// batchStore records the steps of each InsertCapturedSteps call.
+type batchStore struct {
+	memStore
+	batches [][]string
+}
+
+func (b *batchStore) InsertCapturedSteps(ctx context.Context, steps []guard.CapturedStep) error {
+	b.mu.Lock()
+	names := make([]string, len(steps))
+	for i, s := range steps {
+		names[i] = s.StepName
+	}
+	b.batches = append(b.batches, names)
+	b.mu.Unlock()
+	return b.memStore.InsertCapturedSteps(ctx, steps)
+}
+
+func TestRecorderWritesInOrderInBatchesAndBoundsItsBytes(t *testing.T) {
+	st := &batchStore{}
+	// A batch of 10 is never full here: only Flush writes.
+	r, err := New(st, Config{Agents: []string{"*"}, BufferBytes: 250, BatchSize: 10, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	enqueue := func(name string) bool {
+		return r.Enqueue(Item{Agent: "a", Step: &guard.Step{Type: "llm", Name: name}, Size: 100})
+	}
+	if !enqueue("s1") || !enqueue("s2") || enqueue("s3") {
+		t.Fatal("the byte bound of 250 does not take exactly two steps of 100")
+	}
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The written steps no longer count against the bound.
+	if !enqueue("s4") || !enqueue("s5") {
+		t.Fatalf("steps refused after the buffer was written: %+v", r.Stats())
+	}
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"s1", "s2"}, {"s4", "s5"}}
+	if fmt.Sprint(st.batches) != fmt.Sprint(want) {
+		t.Fatalf("batches %v, want %v", st.batches, want)
+	}
+	if s := r.Stats(); s.Written != 4 || s.Dropped != 1 || s.Pending != 0 {
+		t.Fatalf("stats %+v; want 4 written, 1 dropped, 0 pending", s)
+	}
+}
+
+func TestRecorderWritesAtMostBatchSizeStepsAWrite(t *testing.T) {
+	st := &batchStore{}
+	st.block = make(chan struct{})
+	r, err := New(st, Config{Agents: []string{"*"}, BatchSize: 2, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		r.Enqueue(Item{Agent: "a", Step: &guard.Step{Type: "llm", Name: fmt.Sprint(i)}})
+	}
+	close(st.block)
+	if err := r.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, b := range st.batches {
+		if len(b) == 0 || len(b) > 2 {
+			t.Fatalf("batch of %d steps, want 1 or 2: %v", len(b), st.batches)
+		}
+		all = append(all, b...)
+	}
+	if fmt.Sprint(all) != "[0 1 2 3 4]" {
+		t.Fatalf("written in the order %v, want 0..4", all)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/internal/batcher"
 )
 
 // Defaults of Config.
@@ -112,19 +113,14 @@ type Recorder struct {
 	names map[string]bool // read-only after New
 	paths []RedactPath
 
-	mu       sync.Mutex
-	buf      []Item
-	bytes    int64
-	closed   bool
-	stats    Stats
-	unlogged int64
-	lastLog  time.Time
+	mu      sync.Mutex
+	buf     batcher.Queue[Item] // chunks of BatchSize steps
+	bytes   int64               // estimated bytes of the steps in buf
+	closed  bool
+	stats   Stats
+	dropLog batcher.DropLog
 
-	wake    chan struct{}
-	flushes chan chan error
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	sig *batcher.Signals
 }
 
 // New starts a recorder writing to st, or returns nil, nil when cfg names no agent (capture is off).
@@ -157,10 +153,8 @@ func New(st guard.CaptureStore, cfg Config) (*Recorder, error) {
 	if st == nil {
 		return nil, fmt.Errorf("capture: the store does not keep captured steps")
 	}
-	r.wake = make(chan struct{}, 1)
-	r.flushes = make(chan chan error)
-	r.stop = make(chan struct{})
-	r.done = make(chan struct{})
+	r.buf = batcher.NewQueue[Item](cfg.BatchSize)
+	r.sig = batcher.NewSignals()
 	go r.run()
 	return r, nil
 }
@@ -195,13 +189,9 @@ func (r *Recorder) Enqueue(it Item) bool {
 	}
 	it.Size = size
 	r.mu.Lock()
-	if r.closed || len(r.buf) >= r.cfg.BufferSize || r.bytes+size > r.cfg.BufferBytes {
+	if r.closed || r.buf.Len() >= r.cfg.BufferSize || r.bytes+size > r.cfg.BufferBytes {
 		r.stats.Dropped++
-		r.unlogged++
-		var logN int64
-		if now := time.Now(); now.Sub(r.lastLog) >= dropLogEvery {
-			logN, r.unlogged, r.lastLog = r.unlogged, 0, now
-		}
+		logN := r.dropLog.Add(1, dropLogEvery)
 		r.mu.Unlock()
 		if logN > 0 {
 			r.cfg.Logger.Warn("captured steps dropped: the capture buffer is full or closed (logged at most every 10s)",
@@ -209,15 +199,12 @@ func (r *Recorder) Enqueue(it Item) bool {
 		}
 		return false
 	}
-	r.buf = append(r.buf, it)
+	r.buf.Push(it, size)
 	r.bytes += size
-	full := len(r.buf) >= r.cfg.BatchSize
+	full := r.buf.FullBatch()
 	r.mu.Unlock()
 	if full {
-		select {
-		case r.wake <- struct{}{}:
-		default:
-		}
+		r.sig.Wake()
 	}
 	return true
 }
@@ -227,26 +214,14 @@ func (r *Recorder) Stats() Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.stats
-	s.Pending = len(r.buf)
+	s.Pending = r.buf.Len()
 	return s
 }
 
 // Flush writes every step buffered when it is called.
 func (r *Recorder) Flush(ctx context.Context) error {
-	reply := make(chan error, 1)
-	select {
-	case r.flushes <- reply:
-	case <-r.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case err := <-reply:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	_, err := r.sig.Flush(ctx)
+	return err
 }
 
 // Close refuses further steps, writes what is buffered and stops the writer. Calling it again is
@@ -255,14 +230,13 @@ func (r *Recorder) Close(ctx context.Context) error {
 	if r == nil {
 		return nil
 	}
-	r.once.Do(func() {
+	r.sig.Stop(func() {
 		r.mu.Lock()
 		r.closed = true
 		r.mu.Unlock()
-		close(r.stop)
 	})
 	select {
-	case <-r.done:
+	case <-r.sig.Done():
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("capture: close: %w", ctx.Err())
@@ -270,7 +244,7 @@ func (r *Recorder) Close(ctx context.Context) error {
 }
 
 func (r *Recorder) run() {
-	defer close(r.done)
+	defer r.sig.Exit()
 	flush := time.NewTicker(r.cfg.FlushInterval)
 	defer flush.Stop()
 	prune := time.NewTicker(r.cfg.PruneInterval)
@@ -278,14 +252,14 @@ func (r *Recorder) run() {
 	r.prune()
 	for {
 		select {
-		case <-r.stop:
+		case <-r.sig.Stopping():
 			_ = r.writeAll()
 			return
 		case <-flush.C:
 			_ = r.writeAll()
-		case <-r.wake:
+		case <-r.sig.Woken():
 			_ = r.writeAll()
-		case reply := <-r.flushes:
+		case reply := <-r.sig.Flushes():
 			reply <- r.writeAll()
 		case <-prune.C:
 			r.prune()
@@ -299,22 +273,12 @@ func (r *Recorder) run() {
 func (r *Recorder) writeAll() error {
 	for {
 		r.mu.Lock()
-		n := min(len(r.buf), r.cfg.BatchSize)
-		if n == 0 {
-			r.mu.Unlock()
+		batch, bytes, _ := r.buf.Take(true, 1, r.cfg.BatchSize, 0) // the oldest BatchSize steps, or fewer
+		r.bytes -= bytes
+		r.mu.Unlock()
+		if batch == nil {
 			return nil
 		}
-		batch := make([]Item, n)
-		copy(batch, r.buf[:n])
-		clear(r.buf[:n])
-		r.buf = r.buf[n:]
-		if len(r.buf) == 0 {
-			r.buf = nil
-		}
-		for _, it := range batch {
-			r.bytes -= it.Size
-		}
-		r.mu.Unlock()
 		if err := r.write(batch); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/internal/batcher"
 )
 
 // Defaults of RecorderConfig.
@@ -133,10 +134,9 @@ type Recorder struct {
 	cfg   RecorderConfig
 
 	mu      sync.Mutex
-	chunks  [][]guard.Event // FIFO; every chunk but the last holds exactly BatchSize events
-	sizes   []int64         // estimated bytes of each chunk (a requeued batch counts all of its bytes in its first chunk)
-	pending int             // events in chunks plus the batch being written
-	bytes   int64           // estimated bytes of pending events
+	queue   batcher.Queue[guard.Event] // FIFO in chunks of BatchSize events
+	pending int                        // events in queue plus the batch being written
+	bytes   int64                      // estimated bytes of pending events
 	// events and bytes of posted events being written through (WriteThrough): they count against the
 	// bounds but are not in chunks.
 	through      int
@@ -151,12 +151,10 @@ type Recorder struct {
 	dropped      int64
 	written      int64
 	lost         int64
-	// drops not logged yet, and when they last were: a full buffer under load must not flood the log.
-	unlogged    int64
-	lastDropLog time.Time
-	// the same for refusals of posted events
-	unloggedRefused int64
-	lastRefuseLog   time.Time
+	// drops, and refusals of posted events, not logged yet: a full buffer under load must not flood the
+	// log.
+	dropLog   batcher.DropLog
+	refuseLog batcher.DropLog
 
 	// owned by the writer goroutine: while evaluations record events, writes take one batch (see
 	// overloadPause).
@@ -169,13 +167,9 @@ type Recorder struct {
 	// of refused requests, computed on request goroutines.
 	retryAtNanos atomic.Int64
 
-	wake    chan struct{}   // a batch filled (capacity 1)
-	flushes chan chan error // Flush requests
-	stop    chan struct{}   // closed by Close
-	done    chan struct{}   // closed when the writer goroutine has returned
-	life    context.Context // cancelled when Close gives up waiting: aborts writes and backoffs
-	cancel  context.CancelFunc
-	once    sync.Once
+	sig    *batcher.Signals // wake-ups (a batch is ready), Flush, Close
+	life   context.Context  // cancelled when Close gives up waiting: aborts writes and backoffs
+	cancel context.CancelFunc
 }
 
 // NewRecorder starts a recorder writing to store; Close stops it.
@@ -183,14 +177,12 @@ func NewRecorder(store guard.EventStore, cfg RecorderConfig) *Recorder {
 	cfg.defaults()
 	life, cancel := context.WithCancel(context.Background())
 	r := &Recorder{
-		store:   store,
-		cfg:     cfg,
-		wake:    make(chan struct{}, 1),
-		flushes: make(chan chan error),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
-		life:    life,
-		cancel:  cancel,
+		store:  store,
+		cfg:    cfg,
+		queue:  batcher.NewQueue[guard.Event](cfg.BatchSize),
+		sig:    batcher.NewSignals(),
+		life:   life,
+		cancel: cancel,
 	}
 	go r.run()
 	return r
@@ -237,10 +229,7 @@ func (r *Recorder) Enqueue(events []guard.Event) (enqueued, dropped int) {
 	held := r.bytes + r.throughBytes
 	var logDrops int64
 	if dropped > 0 {
-		r.unlogged += int64(dropped)
-		if now := time.Now(); now.Sub(r.lastDropLog) >= dropLogEvery {
-			logDrops, r.unlogged, r.lastDropLog = r.unlogged, 0, now
-		}
+		logDrops = r.dropLog.Add(int64(dropped), dropLogEvery)
 	}
 	r.mu.Unlock()
 
@@ -252,52 +241,28 @@ func (r *Recorder) Enqueue(events []guard.Event) (enqueued, dropped int) {
 			zap.Int64("buffer_bytes", r.cfg.BufferBytes))
 	}
 	if full {
-		select {
-		case r.wake <- struct{}{}:
-		default:
-		}
+		r.sig.Wake()
 	}
 	return enqueued, dropped
 }
 
-// append copies events, of the given estimated sizes, into the chunk list; r.mu is held.
+// append copies events, of the given estimated sizes, into the queue; r.mu is held.
 func (r *Recorder) append(events []guard.Event, sizes []int64) {
 	r.pending += len(events)
-	for len(events) > 0 {
-		n := len(r.chunks)
-		if n == 0 || len(r.chunks[n-1]) == r.cfg.BatchSize {
-			r.chunks = append(r.chunks, make([]guard.Event, 0, r.cfg.BatchSize))
-			r.sizes = append(r.sizes, 0)
-			n++
-		}
-		last := r.chunks[n-1]
-		k := min(len(events), r.cfg.BatchSize-len(last))
-		r.chunks[n-1] = append(last, events[:k]...)
-		for _, sz := range sizes[:k] {
-			r.sizes[n-1] += sz
-			r.bytes += sz
-		}
-		events, sizes = events[k:], sizes[k:]
-	}
+	r.bytes += r.queue.Append(events, sizes)
 }
 
 // Flush writes every event buffered when it is called and returns once they are written, or an error
 // naming how many were lost. Events enqueued while it runs may be written too.
 func (r *Recorder) Flush(ctx context.Context) error {
-	reply := make(chan error, 1)
-	select {
-	case r.flushes <- reply:
-	case <-r.done:
-		return nil // closed: Close wrote everything
-	case <-ctx.Done():
-		return fmt.Errorf("observability flush: %w", ctx.Err())
+	end, err := r.sig.Flush(ctx) // nil when closed: Close wrote everything
+	switch end {
+	case batcher.NotAsked:
+		return fmt.Errorf("observability flush: %w", err)
+	case batcher.Abandoned:
+		return fmt.Errorf("observability flush: %w (the write goes on in the background)", err)
 	}
-	select {
-	case err := <-reply:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("observability flush: %w (the write goes on in the background)", ctx.Err())
-	}
+	return err
 }
 
 // Close refuses further events (they are dropped with reason "closed"), writes everything buffered and
@@ -305,17 +270,16 @@ func (r *Recorder) Flush(ctx context.Context) error {
 // yet written are counted lost. Close returns an error when events were lost during the recorder's life
 // (write failures included), saying how many. Calling it again is harmless.
 func (r *Recorder) Close(ctx context.Context) error {
-	r.once.Do(func() {
+	r.sig.Stop(func() {
 		r.mu.Lock()
 		r.closed = true
 		r.mu.Unlock()
-		close(r.stop)
 	})
 	select {
-	case <-r.done:
+	case <-r.sig.Done():
 	case <-ctx.Done():
 		r.cancel()
-		<-r.done
+		<-r.sig.Done()
 	}
 	r.cancel()
 	r.mu.Lock()
@@ -336,23 +300,23 @@ func (r *Recorder) Stats() RecorderStats {
 }
 
 func (r *Recorder) run() {
-	defer close(r.done)
+	defer r.sig.Exit()
 	ticker := time.NewTicker(r.cfg.FlushInterval)
 	defer ticker.Stop()
 	for {
 		select {
-		case <-r.stop:
+		case <-r.sig.Stopping():
 			_ = r.writeAll(true)
 			return
 		case <-ticker.C:
 			if r.databaseBack() {
 				_ = r.writeAll(false)
 			}
-		case <-r.wake:
+		case <-r.sig.Woken():
 			if r.databaseBack() {
 				r.writeFull()
 			}
-		case reply := <-r.flushes:
+		case reply := <-r.sig.Flushes():
 			reply <- r.writeAll(false)
 		}
 	}
@@ -367,31 +331,7 @@ func (r *Recorder) run() {
 func (r *Recorder) next(partial bool, maxChunks int) ([]guard.Event, int64, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k, size := 0, 0
-	var bytes int64
-	for k < len(r.chunks) && k < maxChunks && size+len(r.chunks[k]) <= r.cfg.MaxWriteSize &&
-		(k == 0 || bytes+r.sizes[k] <= r.cfg.BufferBytes/8) &&
-		(partial || len(r.chunks[k]) == r.cfg.BatchSize || r.bytes >= r.writeBytes()) {
-		size += len(r.chunks[k])
-		bytes += r.sizes[k]
-		k++
-	}
-	if k == 0 {
-		return nil, 0, 0
-	}
-	batch := r.chunks[0]
-	if k > 1 {
-		batch = make([]guard.Event, 0, size)
-		for _, c := range r.chunks[:k] {
-			batch = append(batch, c...)
-		}
-	}
-	clear(r.chunks[:k])
-	r.chunks, r.sizes = r.chunks[k:], r.sizes[k:]
-	if len(r.chunks) == 0 {
-		r.chunks, r.sizes = nil, nil // let the backing arrays go
-	}
-	return batch, bytes, k
+	return r.queue.Take(partial || r.bytes >= r.writeBytes(), maxChunks, r.cfg.MaxWriteSize, r.writeBytes())
 }
 
 // writeBytes is the most estimated bytes one write carries beyond its first batch (see next), and the
@@ -404,8 +344,7 @@ func (r *Recorder) writeBytes() int64 { return r.cfg.BufferBytes / 8 }
 // it a buffer full of large events would wait for the flush interval, refusing posts with 503 while the
 // database is idle. r.mu is held.
 func (r *Recorder) readyLocked() bool {
-	return len(r.chunks) > 1 || len(r.chunks) == 1 && len(r.chunks[0]) == r.cfg.BatchSize ||
-		len(r.chunks) > 0 && r.bytes >= r.writeBytes()
+	return r.queue.FullBatch() || r.queue.Chunks() > 0 && r.bytes >= r.writeBytes()
 }
 
 // databaseBack reports whether the writer may try the database again after a failed write.
@@ -432,7 +371,7 @@ func (r *Recorder) writeFull() {
 			t := time.NewTimer(pause)
 			select {
 			case <-t.C:
-			case <-r.stop:
+			case <-r.sig.Stopping():
 				t.Stop()
 				return
 			}
@@ -473,7 +412,7 @@ func (r *Recorder) overloadPause(took time.Duration) time.Duration {
 // those that fail, returning their errors.
 func (r *Recorder) writeAll(final bool) error {
 	r.mu.Lock()
-	n := len(r.chunks)
+	n := r.queue.Chunks()
 	r.mu.Unlock()
 	var errs []error
 	for n > 0 {
@@ -496,18 +435,8 @@ func (r *Recorder) writeAll(final bool) error {
 // so that it is written first when the database answers again. Its events never left pending; its
 // bytes are counted in its first chunk (what matters is that the chunks add up to the batch).
 func (r *Recorder) requeue(batch []guard.Event, bytes int64) {
-	var chunks [][]guard.Event
-	var sizes []int64
-	for len(batch) > 0 {
-		k := min(len(batch), r.cfg.BatchSize)
-		chunks = append(chunks, batch[:k:k])
-		sizes = append(sizes, bytes)
-		bytes = 0
-		batch = batch[k:]
-	}
 	r.mu.Lock()
-	r.chunks = append(chunks, r.chunks...)
-	r.sizes = append(sizes, r.sizes...)
+	r.queue.Requeue(batch, bytes)
 	r.mu.Unlock()
 }
 

@@ -61,12 +61,10 @@ func (r *Recorder) fitsLocked(n int, total int64) bool {
 // r.mu is held.
 func (r *Recorder) refuseLocked(n int, total int64) *FullError {
 	r.refused += int64(n)
-	r.unloggedRefused += int64(n)
-	if now := time.Now(); now.Sub(r.lastRefuseLog) >= dropLogEvery {
+	if logN := r.refuseLog.Add(int64(n), dropLogEvery); logN > 0 {
 		r.cfg.Logger.Warn("posted observability events refused with 503: the buffer is full or closed (logged at most every 10s)",
-			zap.Int64("refused", r.unloggedRefused), zap.Int("pending", r.pending+r.through),
+			zap.Int64("refused", logN), zap.Int("pending", r.pending+r.through),
 			zap.Int64("pending_bytes", r.bytes+r.throughBytes), zap.Int64("buffer_bytes", r.cfg.BufferBytes))
-		r.unloggedRefused, r.lastRefuseLog = 0, now
 	}
 	return &FullError{Events: n, RetryAfter: r.retryAfter(), Closed: r.closed,
 		TooLarge: !r.closed && (n > r.cfg.BufferSize || total > r.cfg.BufferBytes)}
@@ -95,10 +93,7 @@ func (r *Recorder) Offer(events []guard.Event) error {
 	r.cfg.Metrics.eventsIn(len(events), 0, "")
 	r.cfg.Metrics.setBufferBytes(held)
 	if full {
-		select {
-		case r.wake <- struct{}{}:
-		default:
-		}
+		r.sig.Wake()
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/internal/batcher"
 )
 
 func closeRecorder(t *testing.T, r *Recorder) {
@@ -180,10 +181,7 @@ func TestRecorderKeepsFailedBatchesUntilTheDatabaseAnswers(t *testing.T) {
 	// While the database is away, a filled batch does not make the writer hammer it.
 	calls := st.callCount()
 	r.Enqueue(nil)
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
+	r.sig.Wake()
 	if err := r.Flush(context.Background()); err == nil {
 		t.Fatal("Flush succeeded while the store fails")
 	}
@@ -303,7 +301,7 @@ func TestRecorderYieldsTheCoreUnderOverload(t *testing.T) {
 			cfg := RecorderConfig{BufferSize: 100, BatchSize: 10, FlushInterval: time.Hour,
 				WriterShare: tc.share, EvaluationWriterShare: tc.evalShare}
 			cfg.defaults()
-			r := &Recorder{store: &memStore{}, cfg: cfg, wake: make(chan struct{}, 1)}
+			r := &Recorder{store: &memStore{}, cfg: cfg, queue: batcher.NewQueue[guard.Event](cfg.BatchSize), sig: batcher.NewSignals()}
 			if p := r.overloadPause(10 * time.Millisecond); p != 0 || r.oneBatch {
 				t.Fatalf("nothing added: pause %v, one batch %v; want 0, false", p, r.oneBatch)
 			}
