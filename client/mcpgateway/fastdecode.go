@@ -121,9 +121,10 @@ func parseCallParams(raw []byte) (p fastParams, ok bool) {
 }
 
 // parseRelayResponse decodes an upstream's line that is a successful response to one of the relay's
-// requests: its ID (a plain string starting with relayPrefix) and a copy of its result (an object).
-// ok=false leaves the line to decodeMessage (errors included).
-func parseRelayResponse(line []byte) (id string, result []byte, ok bool) {
+// requests: its request number (the ID is a plain string relayPrefix+seq; seq is 0 for a string with
+// that prefix that names no request of the relay's) and a copy of its result (an object). ok=false
+// leaves the line to decodeMessage (errors included).
+func parseRelayResponse(line []byte) (seq int64, result []byte, ok bool) {
 	var version, idTok, res []byte
 	if !objectMembers(line, func(key, val []byte, kind int) bool {
 		switch {
@@ -138,13 +139,13 @@ func parseRelayResponse(line []byte) (id string, result []byte, ok bool) {
 		}
 		return true
 	}) {
-		return "", nil, false
+		return 0, nil, false
 	}
 	if string(version) != `"2.0"` || idTok == nil || !bytes.HasPrefix(idTok, []byte(`"`+relayPrefix)) || len(res) == 0 || res[0] != '{' {
-		return "", nil, false
+		return 0, nil, false
 	}
-	id, ok = decodeString(idTok, strPlain)
-	return id, bytes.Clone(res), ok
+	seq, _ = parseSeq(idTok[1+len(relayPrefix) : len(idTok)-1])
+	return seq, bytes.Clone(res), true
 }
 
 // decodePlainResult decodes a tools/call result of text content blocks (each only a type "text" and a

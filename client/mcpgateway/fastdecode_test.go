@@ -47,7 +47,7 @@ func callLineAgrees(line []byte) error {
 
 // relayResponseAgrees checks parseRelayResponse on line against decodeMessage.
 func relayResponseAgrees(line []byte) error {
-	id, result, ok := parseRelayResponse(line)
+	seq, result, ok := parseRelayResponse(line)
 	if !ok {
 		return nil
 	}
@@ -62,8 +62,9 @@ func relayResponseAgrees(line []byte) error {
 	if !isResp || resp.Error != nil {
 		return fmt.Errorf("accepted %#v as a result", msg)
 	}
-	if s, _ := resp.ID.Raw().(string); s != id || !strings.HasPrefix(id, relayPrefix) {
-		return fmt.Errorf("id %q, decodeMessage %#v", id, resp.ID.Raw())
+	id, _ := resp.ID.Raw().(string)
+	if n, named := parseSeq(strings.TrimPrefix(id, relayPrefix)); !strings.HasPrefix(id, relayPrefix) || n != seq || seq == 0 && named {
+		return fmt.Errorf("request %d, decodeMessage %#v", seq, resp.ID.Raw())
 	}
 	if !bytes.Equal(result, resp.Result) {
 		return fmt.Errorf("result %s, decodeMessage %s", result, resp.Result)
