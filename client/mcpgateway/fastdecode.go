@@ -174,7 +174,8 @@ func decodePlainResult(raw []byte) (res *mcp.CallToolResult, verbatim bool, ok b
 	}) {
 		return nil, false, false
 	}
-	res = &mcp.CallToolResult{}
+	a := &plainAlloc{}
+	res = &a.res
 	verbatim = structured == nil && meta == nil && content != nil // clients require content
 	switch string(isError) {
 	case "", "false":
@@ -193,11 +194,11 @@ func decodePlainResult(raw []byte) (res *mcp.CallToolResult, verbatim bool, ok b
 			return nil, false, false
 		}
 	}
-	if content == nil {
-		res.Content = []mcp.Content{} // never nil, as the SDK decodes it
-	} else if content[0] != '[' {
+	if content != nil && content[0] != '[' {
 		return nil, false, false
 	}
+	res.Content = a.content[:0] // never nil, as the SDK decodes it
+	var rawText string          // raw as a string, once a plain text needs it
 	if content != nil && !arrayElements(content, func(el []byte) bool {
 		var typ, text []byte
 		textKind := strPlain
@@ -214,11 +215,25 @@ func decodePlainResult(raw []byte) (res *mcp.CallToolResult, verbatim bool, ok b
 		}) || string(typ) != `"text"` {
 			return false
 		}
-		tc := &mcp.TextContent{}
+		var tc *mcp.TextContent
+		if n := len(res.Content); n < len(a.blocks) {
+			tc = &a.blocks[n]
+		} else {
+			tc = &mcp.TextContent{}
+		}
 		if text != nil {
-			var ok bool
-			if tc.Text, ok = decodeString(text, textKind); !ok {
-				return false
+			// A plain text is a substring of one copy of raw (text is a slice of raw: its offset is
+			// where their capacities differ).
+			if off := cap(raw) - cap(text); textKind == strPlain && off >= 0 && off+len(text) <= len(raw) && utf8.Valid(text) {
+				if rawText == "" {
+					rawText = string(raw)
+				}
+				tc.Text = rawText[off+1 : off+len(text)-1]
+			} else {
+				var ok bool
+				if tc.Text, ok = decodeString(text, textKind); !ok {
+					return false
+				}
 			}
 			verbatim = verbatim && textKind != strUnicode
 		} else {
@@ -229,12 +244,31 @@ func decodePlainResult(raw []byte) (res *mcp.CallToolResult, verbatim bool, ok b
 	}) {
 		return nil, false, false
 	}
-	if res.Content == nil {
-		res.Content = []mcp.Content{}
-	}
-	verbatim = verbatim && utf8.Valid(raw) && !bytes.ContainsAny(raw, "\r\n") &&
-		!bytes.Contains(raw, []byte("\u2028")) && !bytes.Contains(raw, []byte("\u2029"))
+	verbatim = verbatim && bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 && utf8.Valid(raw) &&
+		!lineSeparator(raw)
 	return res, verbatim, true
+}
+
+// lineSeparator reports whether b holds U+2028 or U+2029 (UTF-8 E2 80 A8 and E2 80 A9).
+func lineSeparator(b []byte) bool {
+	for {
+		i := bytes.Index(b, []byte("\xe2\x80"))
+		if i < 0 || i+2 >= len(b) {
+			return false
+		}
+		if c := b[i+2]; c == 0xa8 || c == 0xa9 {
+			return true
+		}
+		b = b[i+2:]
+	}
+}
+
+// plainAlloc holds a result decodePlainResult decodes and its first content blocks: one allocation for
+// the usual result of a text block or two.
+type plainAlloc struct {
+	res     mcp.CallToolResult
+	content [2]mcp.Content
+	blocks  [2]mcp.TextContent
 }
 
 // objectMembers validates that b is exactly one JSON object and calls f with each member: its key

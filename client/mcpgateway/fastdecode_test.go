@@ -2,8 +2,10 @@ package mcpgateway
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -189,6 +191,8 @@ var relayLines = []struct {
 	{`{"jsonrpc":"2.0","id":1,"result":{}}`, false},
 	{`{"jsonrpc":"2.0","id":"other","result":{}}`, false},
 	{`{"jsonrpc":"2.0","id":"guard\u002d1","result":{}}`, false},
+	{`{"jsonrpc":"2.0","id":"guard-01","result":{}}`, true}, // taken, no call of the relay's: dropped
+	{`{"jsonrpc":"2.0","id":"guard-x","result":{}}`, true},
 	{`{"jsonrpc":"2.0","id":"guard-1","result":{},"method":"x"}`, false},
 	{`{"jsonrpc":"2.0","id":"guard-1","result":{"a":[}}`, false},
 }
@@ -361,4 +365,40 @@ func FuzzDecodeObject(f *testing.F) {
 			t.Fatalf("%q: %v", b, err)
 		}
 	})
+}
+
+// TestStopIn: the eight-byte test of skipString finds a quote, a backslash or a control character
+// wherever it is in the word, whatever the other bytes, and nothing else.
+func TestStopIn(t *testing.T) {
+	naive := func(w [8]byte) bool {
+		for _, c := range w {
+			if strStop[c] {
+				return true
+			}
+		}
+		return false
+	}
+	fill := []byte{'a', 0x7f, 0x80, 0xff, ' ', '!', '#', '[', ']', 0xa2, 0xdc}
+	for c := 0; c < 256; c++ {
+		for k := 0; k < 8; k++ {
+			for _, f := range fill {
+				var w [8]byte
+				for i := range w {
+					w[i] = f
+				}
+				w[k] = byte(c)
+				if got := stopIn(binary.LittleEndian.Uint64(w[:])); got != naive(w) {
+					t.Fatalf("stopIn(% x) = %v", w, got)
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1 << 20 {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], r.Uint64())
+		if got := stopIn(binary.LittleEndian.Uint64(w[:])); got != naive(w) {
+			t.Fatalf("stopIn(% x) = %v", w, got)
+		}
+	}
 }

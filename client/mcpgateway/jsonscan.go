@@ -1,6 +1,7 @@
 package mcpgateway
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -167,6 +168,15 @@ const (
 func skipString(b []byte, i int) (int, int, bool) {
 	kind := strPlain
 	for i++; i < len(b); i++ {
+		for i+8 <= len(b) && !stopIn(binary.LittleEndian.Uint64(b[i:])) { // eight bytes at a time
+			i += 8
+		}
+		for i < len(b) && !strStop[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, kind, true
@@ -192,6 +202,23 @@ func skipString(b []byte, i int) (int, int, bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// strStop marks the bytes skipString looks at: the quote, the backslash and control characters.
+var strStop = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+// stopIn reports whether one of the eight bytes of w is a quote, a backslash or a control character
+// (the usual tests for a zero byte and a byte below n: exact for "any", which is all they are used for).
+func stopIn(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
+	return (w-0x20*ones)&^w&highs|zero(w^('"'*ones))|zero(w^('\\'*ones)) != 0
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
