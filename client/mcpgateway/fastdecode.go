@@ -21,8 +21,10 @@ import (
 
 // parseCallLine decodes a client's line that is a tools/call with a number or string ID and parameters
 // of the form the fast path takes (name, and optionally arguments as an object and _meta), as
-// decodeMessage and then parseFastParams would. ok=false leaves the line to decodeMessage.
-func parseCallLine(line []byte) (id jsonrpc.ID, p fastParams, ok bool) {
+// decodeMessage and then parseFastParams would. ok=false leaves the line to decodeMessage. names, when
+// not nil, returns the string equal to a plain name's bytes when it has one ("" otherwise), saving a copy
+// (the gateway passes its tools' names).
+func parseCallLine(line []byte, names func([]byte) string) (id jsonrpc.ID, p fastParams, ok bool) {
 	var version, idTok, method, params []byte
 	idKind := 0
 	if !objectMembers(line, func(key, val []byte, kind int) bool {
@@ -48,7 +50,7 @@ func parseCallLine(line []byte) (id jsonrpc.ID, p fastParams, ok bool) {
 	if id, ok = parseID(idTok, idKind); !ok {
 		return id, p, false
 	}
-	p, ok = parseCallParams(params)
+	p, ok = parseCallParams(params, names)
 	return id, p, ok
 }
 
@@ -82,7 +84,7 @@ func parseID(tok []byte, kind int) (jsonrpc.ID, bool) {
 }
 
 // parseCallParams decodes the parameters of a tools/call as parseFastParams does, or declines.
-func parseCallParams(raw []byte) (p fastParams, ok bool) {
+func parseCallParams(raw []byte, names func([]byte) string) (p fastParams, ok bool) {
 	var name, args, meta []byte
 	nameKind := 0
 	if !objectMembers(raw, func(key, val []byte, kind int) bool {
@@ -103,8 +105,13 @@ func parseCallParams(raw []byte) (p fastParams, ok bool) {
 	if name == nil || name[0] != '"' {
 		return p, false
 	}
-	if p.name, ok = decodeString(name, nameKind); !ok || p.name == "" {
-		return p, false
+	if nameKind == strPlain && names != nil {
+		p.name = names(name[1 : len(name)-1])
+	}
+	if p.name == "" {
+		if p.name, ok = decodeString(name, nameKind); !ok || p.name == "" {
+			return p, false
+		}
 	}
 	if args != nil {
 		if args[0] != '{' {

@@ -19,7 +19,17 @@ import (
 
 // callLineAgrees checks parseCallLine on line against decodeMessage and parseFastParams.
 func callLineAgrees(line []byte) error {
-	id, p, ok := parseCallLine(line)
+	id, p, ok := parseCallLine(line, nil)
+	// with the names of tools, as the gateway decodes its client's lines: the same
+	id2, p2, ok2 := parseCallLine(line, func(b []byte) string {
+		if n := string(b); n == "echo" || n == "sum" || n == p.name {
+			return n
+		}
+		return ""
+	})
+	if ok2 != ok || id2 != id || p2.name != p.name || !bytes.Equal(p2.args, p.args) || !reflect.DeepEqual(p2.meta, p.meta) {
+		return fmt.Errorf("with tool names: %v %v %+v, without %v %v %+v", ok2, id2, p2, ok, id, p)
+	}
 	if !ok {
 		return nil // declined: the line goes to decodeMessage as before
 	}
@@ -165,7 +175,7 @@ var callLines = []struct {
 // decodeMessage and parseFastParams give, and declines the rest.
 func TestParseCallLine(t *testing.T) {
 	for _, tc := range callLines {
-		_, _, ok := parseCallLine([]byte(tc.line))
+		_, _, ok := parseCallLine([]byte(tc.line), nil)
 		if ok != tc.accept {
 			t.Errorf("%s: accepted %v, want %v", tc.line, ok, tc.accept)
 		}
@@ -173,7 +183,7 @@ func TestParseCallLine(t *testing.T) {
 			t.Errorf("%s: %v", tc.line, err)
 		}
 	}
-	id, p, _ := parseCallLine([]byte(`{"jsonrpc":"2.0","id":"\u0041\ud83d\ude00","method":"tools/call","params":{"name":"ech\u006f","arguments":{"a" : 1}}}`))
+	id, p, _ := parseCallLine([]byte(`{"jsonrpc":"2.0","id":"\u0041\ud83d\ude00","method":"tools/call","params":{"name":"ech\u006f","arguments":{"a" : 1}}}`), nil)
 	if id.Raw() != "A😀" || p.name != "echo" || string(p.args) != `{"a" : 1}` {
 		t.Fatalf("id %#v, params %+v", id.Raw(), p)
 	}

@@ -153,7 +153,7 @@ func (c *fastConn) takeLine(line []byte) bool {
 	if !c.ready() {
 		return false
 	}
-	id, p, ok := parseCallLine(line)
+	id, p, ok := parseCallLine(line, c.g.toolName)
 	if !ok {
 		return false
 	}
@@ -375,6 +375,18 @@ func plainMeta(m mcp.Meta) bool {
 		}
 	}
 	return true
+}
+
+// toolName returns the name of the gateway's tool whose name is the bytes b, "" when there is none.
+func (g *Gateway) toolName(b []byte) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, t := range g.tools {
+		if t.Name == string(b) {
+			return t.Name
+		}
+	}
+	return ""
 }
 
 // serves reports whether the gateway serves the tool name (its server has it).

@@ -281,15 +281,35 @@ func decodeObject(b []byte) (map[string]any, bool) {
 	if len(b) == 0 || b[0] != '{' {
 		return nil, false
 	}
-	v, end, ok := decodeValue(b, 0, 0)
+	d := objectDecoder{b: b}
+	v, end, ok := d.value(0, 0)
 	if !ok || skipSpace(b, end) != len(b) {
 		return nil, false
 	}
 	return v.(map[string]any), true
 }
 
-// decodeValue decodes the value at b[i] (no whitespace before it) and returns the index just after it.
-func decodeValue(b []byte, i int, depth int) (any, int, bool) {
+// objectDecoder is decodeObject's state: the plain strings (keys and values) it decodes are substrings
+// of one copy of b, made when the first is needed (one allocation instead of one a string).
+type objectDecoder struct {
+	b []byte
+	s string // b as a string, once made
+}
+
+// str returns the string whose JSON text is b[i:end], of the kind skipString found.
+func (d *objectDecoder) str(i, end, kind int) (string, bool) {
+	if kind != strPlain || !utf8.Valid(d.b[i+1:end-1]) {
+		return decodeString(d.b[i:end], kind)
+	}
+	if d.s == "" {
+		d.s = string(d.b)
+	}
+	return d.s[i+1 : end-1], true
+}
+
+// value decodes the value at b[i] (no whitespace before it) and returns the index just after it.
+func (d *objectDecoder) value(i int, depth int) (any, int, bool) {
+	b := d.b
 	if i >= len(b) {
 		return nil, 0, false
 	}
@@ -312,7 +332,7 @@ func decodeValue(b []byte, i int, depth int) (any, int, bool) {
 			if !ok {
 				return nil, 0, false
 			}
-			key, ok := decodeString(b[k0:end], kind)
+			key, ok := d.str(k0, end, kind)
 			if !ok {
 				return nil, 0, false
 			}
@@ -321,7 +341,7 @@ func decodeValue(b []byte, i int, depth int) (any, int, bool) {
 				return nil, 0, false
 			}
 			var v any
-			if v, i, ok = decodeValue(b, skipSpace(b, i+1), depth+1); !ok {
+			if v, i, ok = d.value(skipSpace(b, i+1), depth+1); !ok {
 				return nil, 0, false
 			}
 			m[key] = v
@@ -347,7 +367,7 @@ func decodeValue(b []byte, i int, depth int) (any, int, bool) {
 			return a, i + 1, true
 		}
 		for {
-			v, end, ok := decodeValue(b, i, depth+1)
+			v, end, ok := d.value(i, depth+1)
 			if !ok {
 				return nil, 0, false
 			}
@@ -369,7 +389,7 @@ func decodeValue(b []byte, i int, depth int) (any, int, bool) {
 		if !ok {
 			return nil, 0, false
 		}
-		s, ok := decodeString(b[i:end], kind)
+		s, ok := d.str(i, end, kind)
 		return s, end, ok
 	case c == '-' || c >= '0' && c <= '9':
 		end, ok := skipNumber(b, i)
