@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -377,28 +378,41 @@ func FuzzDecodeObject(f *testing.F) {
 	})
 }
 
-// TestStopIn: the eight-byte test of skipString finds a quote, a backslash or a control character
-// wherever it is in the word, whatever the other bytes, and nothing else.
-func TestStopIn(t *testing.T) {
-	naive := func(w [8]byte) bool {
-		for _, c := range w {
+// TestStopMask: the eight-byte test of skipString finds the first quote, backslash or control character
+// wherever it is in the word, whatever the other bytes, and reports none when there is none.
+func TestStopMask(t *testing.T) {
+	first := func(w [8]byte) int { // the index of the first byte skipString looks at, 8 for none
+		for i, c := range w {
 			if strStop[c] {
-				return true
+				return i
 			}
 		}
-		return false
+		return 8
 	}
-	fill := []byte{'a', 0x7f, 0x80, 0xff, ' ', '!', '#', '[', ']', 0xa2, 0xdc}
+	check := func(w [8]byte) {
+		t.Helper()
+		got := 8
+		if m := stopMask(binary.LittleEndian.Uint64(w[:])); m != 0 {
+			got = bits.TrailingZeros64(m) / 8
+		}
+		if want := first(w); got != want {
+			t.Fatalf("stopMask(% x) finds byte %d, want %d", w, got, want)
+		}
+	}
+	fill := []byte{'a', 0x7f, 0x80, 0xff, ' ', '!', '#', '[', ']', 0xa2, 0xdc, 0x00, 0x1f, '"', '\\'}
 	for c := 0; c < 256; c++ {
 		for k := 0; k < 8; k++ {
 			for _, f := range fill {
-				var w [8]byte
-				for i := range w {
-					w[i] = f
-				}
-				w[k] = byte(c)
-				if got := stopIn(binary.LittleEndian.Uint64(w[:])); got != naive(w) {
-					t.Fatalf("stopIn(% x) = %v", w, got)
+				for _, g := range fill[:5] { // bytes before k and after it
+					var w [8]byte
+					for i := range w {
+						w[i] = g
+						if i > k {
+							w[i] = f
+						}
+					}
+					w[k] = byte(c)
+					check(w)
 				}
 			}
 		}
@@ -407,8 +421,6 @@ func TestStopIn(t *testing.T) {
 	for range 1 << 20 {
 		var w [8]byte
 		binary.LittleEndian.PutUint64(w[:], r.Uint64())
-		if got := stopIn(binary.LittleEndian.Uint64(w[:])); got != naive(w) {
-			t.Fatalf("stopIn(% x) = %v", w, got)
-		}
+		check(w)
 	}
 }

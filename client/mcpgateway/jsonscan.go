@@ -3,6 +3,7 @@ package mcpgateway
 import (
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -168,11 +169,18 @@ const (
 func skipString(b []byte, i int) (int, int, bool) {
 	kind := strPlain
 	for i++; i < len(b); i++ {
-		for i+8 <= len(b) && !stopIn(binary.LittleEndian.Uint64(b[i:])) { // eight bytes at a time
+		for { // to the next byte to look at, eight bytes at a time
+			if i+8 > len(b) {
+				for i < len(b) && !strStop[b[i]] {
+					i++
+				}
+				break
+			}
+			if m := stopMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
 			i += 8
-		}
-		for i < len(b) && !strStop[b[i]] {
-			i++
 		}
 		if i >= len(b) {
 			break
@@ -213,12 +221,14 @@ var strStop = func() (t [256]bool) {
 	return t
 }()
 
-// stopIn reports whether one of the eight bytes of w is a quote, a backslash or a control character
-// (the usual tests for a zero byte and a byte below n: exact for "any", which is all they are used for).
-func stopIn(w uint64) bool {
+// stopMask finds the bytes of w (eight bytes, the first in the low bits) that skipString looks at: its
+// lowest set bit is the high bit of the first quote, backslash or control character, and it is 0 when
+// there is none. (The usual tests for a zero byte and for a byte below n: each may also flag bytes above
+// one it rightly flags, through the borrow, never below, so the lowest flag of the three is exact.)
+func stopMask(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	zero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
-	return (w-0x20*ones)&^w&highs|zero(w^('"'*ones))|zero(w^('\\'*ones)) != 0
+	return (w-0x20*ones)&^w&highs | zero(w^('"'*ones)) | zero(w^('\\'*ones))
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
