@@ -41,8 +41,9 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 	if err != nil {
 		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: arguments must be a JSON object"}
 	}
-	step := guard.Step{Type: StepType, Name: name, Input: args}
-	if res, err := g.check(ctx, &step, guard.StagePre); res != nil || err != nil {
+	cs := &callState{step: guard.Step{Type: StepType, Name: name, Input: args}} // one allocation for both
+	step := &cs.step
+	if res, err := g.check(ctx, step, guard.StagePre); res != nil || err != nil {
 		return res, nil, err
 	}
 
@@ -52,7 +53,8 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 		callCtx, cancel = context.WithTimeout(ctx, g.opts.CallTimeout)
 		defer cancel()
 	}
-	fwd := &mcp.CallToolParams{Meta: p.Meta, Name: name, InputResponses: p.InputResponses, RequestState: p.RequestState}
+	fwd := &cs.fwd
+	*fwd = mcp.CallToolParams{Meta: p.Meta, Name: name, InputResponses: p.InputResponses, RequestState: p.RequestState}
 	if len(p.Arguments) > 0 {
 		fwd.Arguments = p.Arguments // as the client sent them, byte for byte
 	}
@@ -80,7 +82,7 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 			Message: fmt.Sprintf("upstream tool %q returned structured content that is not JSON", name)}
 	}
 	checked := step.Output
-	if blocked, err := g.check(ctx, &step, guard.StagePost); blocked != nil || err != nil {
+	if blocked, err := g.check(ctx, step, guard.StagePost); blocked != nil || err != nil {
 		return blocked, nil, err
 	}
 	if replaced(checked, step.Output) {
@@ -89,6 +91,12 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 		return res, nil, err
 	}
 	return res, raw, nil
+}
+
+// callState is what callToolRaw builds per call and hands on by pointer.
+type callState struct {
+	step guard.Step         // checked at pre and post
+	fwd  mcp.CallToolParams // forwarded
 }
 
 // check evaluates one stage. It returns (nil, nil) to proceed, a tool error result for a deny or a steer,

@@ -21,34 +21,43 @@ import (
 
 // parseCallLine decodes a client's line that is a tools/call with a number or string ID and parameters
 // of the form the fast path takes (name, and optionally arguments as an object and _meta), as
-// decodeMessage and then parseFastParams would. ok=false leaves the line to decodeMessage.
-func parseCallLine(line []byte) (id jsonrpc.ID, p fastParams, ok bool) {
-	var version, idTok, method, params []byte
-	idKind := 0
-	if !objectMembers(line, func(key, val []byte, kind int) bool {
-		switch {
-		case isKey(key, "jsonrpc") && version == nil:
-			version = val
-		case isKey(key, "id") && idTok == nil:
-			idTok, idKind = val, kind
-		case isKey(key, "method") && method == nil:
-			method = val
-		case isKey(key, "params") && params == nil:
-			params = val
-		default:
-			return false // another key, or one a second time
+// decodeMessage and then parseFastParams would. ok=false leaves the line to decodeMessage. names, when
+// not nil, returns the string equal to a plain name's bytes when it has one ("" otherwise), saving a copy
+// (the gateway passes its tools' names).
+func parseCallLine(line []byte, names func([]byte) string) (id jsonrpc.ID, p fastParams, ok bool) {
+	var version, idTok, method []byte
+	var params callParams
+	idKind, hasParams := 0, false
+	end, ok := objectAt(line, 0, func(key []byte, v0 int) (int, bool) {
+		if isKey(key, "params") && !hasParams {
+			hasParams = true // decoded in the same pass as the line (not scanned first to find its end)
+			return params.scan(line, v0)
 		}
-		return true
-	}) {
+		v1, kind, ok := scanValue(line, v0)
+		switch {
+		case !ok:
+			return 0, false
+		case isKey(key, "jsonrpc") && version == nil:
+			version = line[v0:v1]
+		case isKey(key, "id") && idTok == nil:
+			idTok, idKind = line[v0:v1], kind
+		case isKey(key, "method") && method == nil:
+			method = line[v0:v1]
+		default:
+			return 0, false // another key, or one a second time
+		}
+		return v1, true
+	})
+	if !ok || skipSpace(line, end) != len(line) {
 		return id, p, false
 	}
-	if string(version) != `"2.0"` || string(method) != `"tools/call"` || idTok == nil || len(params) == 0 || params[0] != '{' {
+	if string(version) != `"2.0"` || string(method) != `"tools/call"` || idTok == nil || !hasParams {
 		return id, p, false
 	}
 	if id, ok = parseID(idTok, idKind); !ok {
 		return id, p, false
 	}
-	p, ok = parseCallParams(params)
+	p, ok = params.decode(names)
 	return id, p, ok
 }
 
@@ -81,30 +90,46 @@ func parseID(tok []byte, kind int) (jsonrpc.ID, bool) {
 	return jsonrpc.ID{}, false
 }
 
-// parseCallParams decodes the parameters of a tools/call as parseFastParams does, or declines.
-func parseCallParams(raw []byte) (p fastParams, ok bool) {
-	var name, args, meta []byte
-	nameKind := 0
-	if !objectMembers(raw, func(key, val []byte, kind int) bool {
+// callParams are the members of a tools/call's parameters as callParams.scan finds them.
+type callParams struct {
+	name, args, meta []byte
+	nameKind         int
+}
+
+// scan validates the parameters at b[i], which must be an object of the members the fast path takes
+// (name, arguments, _meta; none twice), and returns the index just after them.
+func (c *callParams) scan(b []byte, i int) (int, bool) {
+	return objectAt(b, i, func(key []byte, v0 int) (int, bool) {
+		v1, kind, ok := scanValue(b, v0)
 		switch {
-		case isKey(key, "name") && name == nil:
-			name, nameKind = val, kind
-		case isKey(key, "arguments") && args == nil:
-			args = val
-		case isKey(key, "_meta") && meta == nil:
-			meta = val
+		case !ok:
+			return 0, false
+		case isKey(key, "name") && c.name == nil:
+			c.name, c.nameKind = b[v0:v1], kind
+		case isKey(key, "arguments") && c.args == nil:
+			c.args = b[v0:v1]
+		case isKey(key, "_meta") && c.meta == nil:
+			c.meta = b[v0:v1]
 		default:
-			return false
+			return 0, false
 		}
-		return true
-	}) {
-		return p, false
-	}
+		return v1, true
+	})
+}
+
+// decode decodes the parameters scan found as parseFastParams does, or declines.
+func (c *callParams) decode(names func([]byte) string) (p fastParams, ok bool) {
+	name, args, meta := c.name, c.args, c.meta
 	if name == nil || name[0] != '"' {
 		return p, false
 	}
-	if p.name, ok = decodeString(name, nameKind); !ok || p.name == "" {
-		return p, false
+	if c.nameKind == strPlain && names != nil {
+		p.name = names(name[1 : len(name)-1])
+	}
+	if p.name == "" {
+		if p.name, ok = decodeString(name, c.nameKind); !ok || p.name == "" {
+			return p, false
+		}
 	}
 	if args != nil {
 		if args[0] != '{' {
@@ -121,9 +146,10 @@ func parseCallParams(raw []byte) (p fastParams, ok bool) {
 }
 
 // parseRelayResponse decodes an upstream's line that is a successful response to one of the relay's
-// requests: its ID (a plain string starting with relayPrefix) and a copy of its result (an object).
-// ok=false leaves the line to decodeMessage (errors included).
-func parseRelayResponse(line []byte) (id string, result []byte, ok bool) {
+// requests: its request number (the ID is a plain string relayPrefix+seq; seq is 0 for a string with
+// that prefix that names no request of the relay's) and a copy of its result (an object). ok=false
+// leaves the line to decodeMessage (errors included).
+func parseRelayResponse(line []byte) (seq int64, result []byte, ok bool) {
 	var version, idTok, res []byte
 	if !objectMembers(line, func(key, val []byte, kind int) bool {
 		switch {
@@ -138,13 +164,13 @@ func parseRelayResponse(line []byte) (id string, result []byte, ok bool) {
 		}
 		return true
 	}) {
-		return "", nil, false
+		return 0, nil, false
 	}
 	if string(version) != `"2.0"` || idTok == nil || !bytes.HasPrefix(idTok, []byte(`"`+relayPrefix)) || len(res) == 0 || res[0] != '{' {
-		return "", nil, false
+		return 0, nil, false
 	}
-	id, ok = decodeString(idTok, strPlain)
-	return id, bytes.Clone(res), ok
+	seq, _ = parseSeq(idTok[1+len(relayPrefix) : len(idTok)-1])
+	return seq, bytes.Clone(res), true
 }
 
 // decodePlainResult decodes a tools/call result of text content blocks (each only a type "text" and a
@@ -155,26 +181,79 @@ func parseRelayResponse(line []byte) (id string, result []byte, ok bool) {
 // escape (whose lone surrogates decoders treat differently), valid UTF-8, and no character a line reader
 // might take for a line break ("\r", "\n", U+2028, U+2029).
 func decodePlainResult(raw []byte) (res *mcp.CallToolResult, verbatim bool, ok bool) {
-	var content, isError, structured, meta []byte
-	if !objectMembers(raw, func(key, val []byte, _ int) bool {
-		switch {
-		case isKey(key, "content") && content == nil:
-			content = val
-		case isKey(key, "isError") && isError == nil:
-			isError = val
-		case isKey(key, "structuredContent") && structured == nil:
-			structured = val
-		case isKey(key, "_meta") && meta == nil:
-			meta = val
-		default:
-			return false
+	a := &plainAlloc{}
+	res = &a.res
+	res.Content = a.content[:0] // never nil, as the SDK decodes it
+	var isError, structured, meta []byte
+	hasContent, textsVerbatim := false, true
+	var rawText string // raw as a string, once a plain text needs it
+	// block decodes the content block at raw[i] (in the same pass as the result: the content array is
+	// not scanned first to find its end).
+	block := func(i int) (int, bool) {
+		var typ []byte
+		t0, t1, textKind := -1, -1, strPlain
+		end, ok := objectAt(raw, i, func(key []byte, v0 int) (int, bool) {
+			v1, kind, ok := scanValue(raw, v0)
+			switch {
+			case !ok:
+				return 0, false
+			case isKey(key, "type") && typ == nil:
+				typ = raw[v0:v1]
+			case isKey(key, "text") && t0 < 0 && kind >= 0:
+				t0, t1, textKind = v0, v1, kind
+			default:
+				return 0, false
+			}
+			return v1, true
+		})
+		if !ok || string(typ) != `"text"` {
+			return 0, false
 		}
-		return true
-	}) {
+		var tc *mcp.TextContent
+		if n := len(res.Content); n < len(a.blocks) {
+			tc = &a.blocks[n]
+		} else {
+			tc = &mcp.TextContent{}
+		}
+		if t0 >= 0 {
+			if text := raw[t0:t1]; textKind == strPlain && utf8.Valid(text) {
+				if rawText == "" {
+					rawText = string(raw) // one copy for all the plain texts
+				}
+				tc.Text = rawText[t0+1 : t1-1]
+			} else if tc.Text, ok = decodeString(text, textKind); !ok {
+				return 0, false
+			}
+			textsVerbatim = textsVerbatim && textKind != strUnicode
+		} else {
+			textsVerbatim = false // clients require text (the SDK writes "")
+		}
+		res.Content = append(res.Content, tc)
+		return end, true
+	}
+	end, ok := objectAt(raw, 0, func(key []byte, v0 int) (int, bool) {
+		if isKey(key, "content") && !hasContent {
+			hasContent = true
+			return arrayAt(raw, v0, block)
+		}
+		v1, _, ok := scanValue(raw, v0)
+		switch {
+		case !ok:
+			return 0, false
+		case isKey(key, "isError") && isError == nil:
+			isError = raw[v0:v1]
+		case isKey(key, "structuredContent") && structured == nil:
+			structured = raw[v0:v1]
+		case isKey(key, "_meta") && meta == nil:
+			meta = raw[v0:v1]
+		default:
+			return 0, false
+		}
+		return v1, true
+	})
+	if !ok || skipSpace(raw, end) != len(raw) {
 		return nil, false, false
 	}
-	res = &mcp.CallToolResult{}
-	verbatim = structured == nil && meta == nil && content != nil // clients require content
 	switch string(isError) {
 	case "", "false":
 	case "true":
@@ -192,122 +271,123 @@ func decodePlainResult(raw []byte) (res *mcp.CallToolResult, verbatim bool, ok b
 			return nil, false, false
 		}
 	}
-	if content == nil {
-		res.Content = []mcp.Content{} // never nil, as the SDK decodes it
-	} else if content[0] != '[' {
-		return nil, false, false
-	}
-	if content != nil && !arrayElements(content, func(el []byte) bool {
-		var typ, text []byte
-		textKind := strPlain
-		if !objectMembers(el, func(key, val []byte, kind int) bool {
-			switch {
-			case isKey(key, "type") && typ == nil:
-				typ = val
-			case isKey(key, "text") && text == nil && kind >= 0:
-				text, textKind = val, kind
-			default:
-				return false
-			}
-			return true
-		}) || string(typ) != `"text"` {
+	verbatim = structured == nil && meta == nil && hasContent && textsVerbatim && // clients require content
+		bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 && utf8.Valid(raw) && !lineSeparator(raw)
+	return res, verbatim, true
+}
+
+// lineSeparator reports whether b holds U+2028 or U+2029 (UTF-8 E2 80 A8 and E2 80 A9).
+func lineSeparator(b []byte) bool {
+	for {
+		i := bytes.Index(b, []byte("\xe2\x80"))
+		if i < 0 || i+2 >= len(b) {
 			return false
 		}
-		tc := &mcp.TextContent{}
-		if text != nil {
-			var ok bool
-			if tc.Text, ok = decodeString(text, textKind); !ok {
-				return false
-			}
-			verbatim = verbatim && textKind != strUnicode
-		} else {
-			verbatim = false // clients require text (the SDK writes "")
+		if c := b[i+2]; c == 0xa8 || c == 0xa9 {
+			return true
 		}
-		res.Content = append(res.Content, tc)
-		return true
-	}) {
-		return nil, false, false
+		b = b[i+2:]
 	}
-	if res.Content == nil {
-		res.Content = []mcp.Content{}
-	}
-	verbatim = verbatim && utf8.Valid(raw) && !bytes.ContainsAny(raw, "\r\n") &&
-		!bytes.Contains(raw, []byte("\u2028")) && !bytes.Contains(raw, []byte("\u2029"))
-	return res, verbatim, true
+}
+
+// plainAlloc holds a result decodePlainResult decodes and its first content blocks: one allocation for
+// the usual result of a text block or two.
+type plainAlloc struct {
+	res     mcp.CallToolResult
+	content [2]mcp.Content
+	blocks  [2]mcp.TextContent
 }
 
 // objectMembers validates that b is exactly one JSON object and calls f with each member: its key
 // (quotes included), its value, and the value's string kind when it is a string (-1 otherwise). It
 // reports false when b is not an object, or f returned false.
 func objectMembers(b []byte, f func(key, val []byte, kind int) bool) bool {
-	if len(b) == 0 || b[0] != '{' {
-		return false
+	end, ok := objectAt(b, 0, func(key []byte, v0 int) (int, bool) {
+		v1, kind, ok := scanValue(b, v0)
+		if !ok || !f(key, b[v0:v1], kind) {
+			return 0, false
+		}
+		return v1, true
+	})
+	return ok && skipSpace(b, end) == len(b)
+}
+
+// scanValue validates the JSON value at b[i] and returns the index just after it, and its string kind
+// when it is a string (-1 otherwise).
+func scanValue(b []byte, i int) (int, int, bool) {
+	if i < len(b) && b[i] == '"' {
+		return skipString(b, i)
 	}
-	i := skipSpace(b, 1)
+	end, ok := skipValue(b, i, 1)
+	return end, -1, ok
+}
+
+// objectAt validates the JSON object at b[i] and returns the index just after it. For each member it
+// calls f with the key (quotes included) and the index of the value (no whitespace before it); f
+// validates the value and returns the index just after it, or false to stop.
+func objectAt(b []byte, i int, f func(key []byte, v0 int) (int, bool)) (int, bool) {
+	if i >= len(b) || b[i] != '{' {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
+		return i + 1, true
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return false
+			return 0, false
 		}
 		k0 := i
 		var ok bool
 		if i, _, ok = skipString(b, i); !ok {
-			return false
+			return 0, false
 		}
 		key := b[k0:i]
 		i = skipSpace(b, i)
 		if i >= len(b) || b[i] != ':' {
-			return false
+			return 0, false
 		}
-		v0 := skipSpace(b, i+1)
-		kind := -1
-		if v0 < len(b) && b[v0] == '"' {
-			i, kind, ok = skipString(b, v0)
-		} else {
-			i, ok = skipValue(b, v0, 1)
-		}
-		if !ok || !f(key, b[v0:i], kind) {
-			return false
+		if i, ok = f(key, skipSpace(b, i+1)); !ok {
+			return 0, false
 		}
 		i = skipSpace(b, i)
 		if i >= len(b) {
-			return false
+			return 0, false
 		}
 		if b[i] == '}' {
-			return skipSpace(b, i+1) == len(b)
+			return i + 1, true
 		}
 		if b[i] != ',' {
-			return false
+			return 0, false
 		}
 		i = skipSpace(b, i+1)
 	}
 }
 
-// arrayElements validates that b is exactly one JSON array and calls f with each element.
-func arrayElements(b []byte, f func(el []byte) bool) bool {
-	if len(b) == 0 || b[0] != '[' {
-		return false
+// arrayAt validates the JSON array at b[i] and returns the index just after it; f validates each
+// element (at the index it is given) and returns the index just after it, or false to stop.
+func arrayAt(b []byte, i int, f func(v0 int) (int, bool)) (int, bool) {
+	if i >= len(b) || b[i] != '[' {
+		return 0, false
 	}
-	i := skipSpace(b, 1)
+	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
-		return skipSpace(b, i+1) == len(b)
+		return i + 1, true
 	}
 	for {
-		e, ok := skipValue(b, i, 1)
-		if !ok || !f(b[i:e]) {
-			return false
+		var ok bool
+		if i, ok = f(i); !ok {
+			return 0, false
 		}
-		i = skipSpace(b, e)
+		i = skipSpace(b, i)
 		if i >= len(b) {
-			return false
+			return 0, false
 		}
 		if b[i] == ']' {
-			return skipSpace(b, i+1) == len(b)
+			return i + 1, true
 		}
 		if b[i] != ',' {
-			return false
+			return 0, false
 		}
 		i = skipSpace(b, i+1)
 	}

@@ -2,8 +2,11 @@ package mcpgateway
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -17,7 +20,17 @@ import (
 
 // callLineAgrees checks parseCallLine on line against decodeMessage and parseFastParams.
 func callLineAgrees(line []byte) error {
-	id, p, ok := parseCallLine(line)
+	id, p, ok := parseCallLine(line, nil)
+	// with the names of tools, as the gateway decodes its client's lines: the same
+	id2, p2, ok2 := parseCallLine(line, func(b []byte) string {
+		if n := string(b); n == "echo" || n == "sum" || n == p.name {
+			return n
+		}
+		return ""
+	})
+	if ok2 != ok || id2 != id || p2.name != p.name || !bytes.Equal(p2.args, p.args) || !reflect.DeepEqual(p2.meta, p.meta) {
+		return fmt.Errorf("with tool names: %v %v %+v, without %v %v %+v", ok2, id2, p2, ok, id, p)
+	}
 	if !ok {
 		return nil // declined: the line goes to decodeMessage as before
 	}
@@ -47,7 +60,7 @@ func callLineAgrees(line []byte) error {
 
 // relayResponseAgrees checks parseRelayResponse on line against decodeMessage.
 func relayResponseAgrees(line []byte) error {
-	id, result, ok := parseRelayResponse(line)
+	seq, result, ok := parseRelayResponse(line)
 	if !ok {
 		return nil
 	}
@@ -62,8 +75,9 @@ func relayResponseAgrees(line []byte) error {
 	if !isResp || resp.Error != nil {
 		return fmt.Errorf("accepted %#v as a result", msg)
 	}
-	if s, _ := resp.ID.Raw().(string); s != id || !strings.HasPrefix(id, relayPrefix) {
-		return fmt.Errorf("id %q, decodeMessage %#v", id, resp.ID.Raw())
+	id, _ := resp.ID.Raw().(string)
+	if n, named := parseSeq(strings.TrimPrefix(id, relayPrefix)); !strings.HasPrefix(id, relayPrefix) || n != seq || seq == 0 && named {
+		return fmt.Errorf("request %d, decodeMessage %#v", seq, resp.ID.Raw())
 	}
 	if !bytes.Equal(result, resp.Result) {
 		return fmt.Errorf("result %s, decodeMessage %s", result, resp.Result)
@@ -162,7 +176,7 @@ var callLines = []struct {
 // decodeMessage and parseFastParams give, and declines the rest.
 func TestParseCallLine(t *testing.T) {
 	for _, tc := range callLines {
-		_, _, ok := parseCallLine([]byte(tc.line))
+		_, _, ok := parseCallLine([]byte(tc.line), nil)
 		if ok != tc.accept {
 			t.Errorf("%s: accepted %v, want %v", tc.line, ok, tc.accept)
 		}
@@ -170,7 +184,7 @@ func TestParseCallLine(t *testing.T) {
 			t.Errorf("%s: %v", tc.line, err)
 		}
 	}
-	id, p, _ := parseCallLine([]byte(`{"jsonrpc":"2.0","id":"\u0041\ud83d\ude00","method":"tools/call","params":{"name":"ech\u006f","arguments":{"a" : 1}}}`))
+	id, p, _ := parseCallLine([]byte(`{"jsonrpc":"2.0","id":"\u0041\ud83d\ude00","method":"tools/call","params":{"name":"ech\u006f","arguments":{"a" : 1}}}`), nil)
 	if id.Raw() != "A😀" || p.name != "echo" || string(p.args) != `{"a" : 1}` {
 		t.Fatalf("id %#v, params %+v", id.Raw(), p)
 	}
@@ -188,6 +202,8 @@ var relayLines = []struct {
 	{`{"jsonrpc":"2.0","id":1,"result":{}}`, false},
 	{`{"jsonrpc":"2.0","id":"other","result":{}}`, false},
 	{`{"jsonrpc":"2.0","id":"guard\u002d1","result":{}}`, false},
+	{`{"jsonrpc":"2.0","id":"guard-01","result":{}}`, true}, // taken, no call of the relay's: dropped
+	{`{"jsonrpc":"2.0","id":"guard-x","result":{}}`, true},
 	{`{"jsonrpc":"2.0","id":"guard-1","result":{},"method":"x"}`, false},
 	{`{"jsonrpc":"2.0","id":"guard-1","result":{"a":[}}`, false},
 }
@@ -360,4 +376,51 @@ func FuzzDecodeObject(f *testing.F) {
 			t.Fatalf("%q: %v", b, err)
 		}
 	})
+}
+
+// TestStopMask: the eight-byte test of skipString finds the first quote, backslash or control character
+// wherever it is in the word, whatever the other bytes, and reports none when there is none.
+func TestStopMask(t *testing.T) {
+	first := func(w [8]byte) int { // the index of the first byte skipString looks at, 8 for none
+		for i, c := range w {
+			if strStop[c] {
+				return i
+			}
+		}
+		return 8
+	}
+	check := func(w [8]byte) {
+		t.Helper()
+		got := 8
+		if m := stopMask(binary.LittleEndian.Uint64(w[:])); m != 0 {
+			got = bits.TrailingZeros64(m) / 8
+		}
+		if want := first(w); got != want {
+			t.Fatalf("stopMask(% x) finds byte %d, want %d", w, got, want)
+		}
+	}
+	fill := []byte{'a', 0x7f, 0x80, 0xff, ' ', '!', '#', '[', ']', 0xa2, 0xdc, 0x00, 0x1f, '"', '\\'}
+	for c := 0; c < 256; c++ {
+		for k := 0; k < 8; k++ {
+			for _, f := range fill {
+				for _, g := range fill[:5] { // bytes before k and after it
+					var w [8]byte
+					for i := range w {
+						w[i] = g
+						if i > k {
+							w[i] = f
+						}
+					}
+					w[k] = byte(c)
+					check(w)
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1 << 20 {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], r.Uint64())
+		check(w)
+	}
 }

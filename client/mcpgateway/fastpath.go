@@ -153,7 +153,7 @@ func (c *fastConn) takeLine(line []byte) bool {
 	if !c.ready() {
 		return false
 	}
-	id, p, ok := parseCallLine(line)
+	id, p, ok := parseCallLine(line, c.g.toolName)
 	if !ok {
 		return false
 	}
@@ -250,7 +250,13 @@ func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
 	if lc, ok := c.Connection.(*lineConn); ok && raw != nil && err == nil {
 		// The upstream's result as it came (see decodePlainResult), under the client's ID.
 		c.g.verbatim.Add(1)
-		_ = lc.writeLine(responseLine(id, raw))
+		bp := lineBufs.Get().(*[]byte)
+		line := appendResponseLine((*bp)[:0], id, raw)
+		_ = lc.writeLine(line)
+		if cap(line) <= maxPooledLine {
+			*bp = line[:0]
+			lineBufs.Put(bp)
+		}
 		return
 	}
 	resp, err := toolResponse(id, res, err)
@@ -263,7 +269,11 @@ func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
 // responseLine is the line of a successful response with result, which is valid JSON; the ID is
 // encoded as the SDK's encoder does.
 func responseLine(id jsonrpc.ID, result []byte) []byte {
-	b := make([]byte, 0, len(result)+64)
+	return appendResponseLine(make([]byte, 0, len(result)+64), id, result)
+}
+
+// appendResponseLine appends responseLine(id, result) to b.
+func appendResponseLine(b []byte, id jsonrpc.ID, result []byte) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	switch v := id.Raw().(type) {
 	case int64:
@@ -365,6 +375,18 @@ func plainMeta(m mcp.Meta) bool {
 		}
 	}
 	return true
+}
+
+// toolName returns the name of the gateway's tool whose name is the bytes b, "" when there is none.
+func (g *Gateway) toolName(b []byte) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, t := range g.tools {
+		if t.Name == string(b) {
+			return t.Name
+		}
+	}
+	return ""
 }
 
 // serves reports whether the gateway serves the tool name (its server has it).

@@ -1,7 +1,9 @@
 package mcpgateway
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -167,6 +169,22 @@ const (
 func skipString(b []byte, i int) (int, int, bool) {
 	kind := strPlain
 	for i++; i < len(b); i++ {
+		for { // to the next byte to look at, eight bytes at a time
+			if i+8 > len(b) {
+				for i < len(b) && !strStop[b[i]] {
+					i++
+				}
+				break
+			}
+			if m := stopMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, kind, true
@@ -192,6 +210,25 @@ func skipString(b []byte, i int) (int, int, bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// strStop marks the bytes skipString looks at: the quote, the backslash and control characters.
+var strStop = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+// stopMask finds the bytes of w (eight bytes, the first in the low bits) that skipString looks at: its
+// lowest set bit is the high bit of the first quote, backslash or control character, and it is 0 when
+// there is none. (The usual tests for a zero byte and for a byte below n: each may also flag bytes above
+// one it rightly flags, through the borrow, never below, so the lowest flag of the three is exact.)
+func stopMask(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
+	return (w-0x20*ones)&^w&highs | zero(w^('"'*ones)) | zero(w^('\\'*ones))
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
@@ -254,15 +291,35 @@ func decodeObject(b []byte) (map[string]any, bool) {
 	if len(b) == 0 || b[0] != '{' {
 		return nil, false
 	}
-	v, end, ok := decodeValue(b, 0, 0)
+	d := objectDecoder{b: b}
+	v, end, ok := d.value(0, 0)
 	if !ok || skipSpace(b, end) != len(b) {
 		return nil, false
 	}
 	return v.(map[string]any), true
 }
 
-// decodeValue decodes the value at b[i] (no whitespace before it) and returns the index just after it.
-func decodeValue(b []byte, i int, depth int) (any, int, bool) {
+// objectDecoder is decodeObject's state: the plain strings (keys and values) it decodes are substrings
+// of one copy of b, made when the first is needed (one allocation instead of one a string).
+type objectDecoder struct {
+	b []byte
+	s string // b as a string, once made
+}
+
+// str returns the string whose JSON text is b[i:end], of the kind skipString found.
+func (d *objectDecoder) str(i, end, kind int) (string, bool) {
+	if kind != strPlain || !utf8.Valid(d.b[i+1:end-1]) {
+		return decodeString(d.b[i:end], kind)
+	}
+	if d.s == "" {
+		d.s = string(d.b)
+	}
+	return d.s[i+1 : end-1], true
+}
+
+// value decodes the value at b[i] (no whitespace before it) and returns the index just after it.
+func (d *objectDecoder) value(i int, depth int) (any, int, bool) {
+	b := d.b
 	if i >= len(b) {
 		return nil, 0, false
 	}
@@ -285,7 +342,7 @@ func decodeValue(b []byte, i int, depth int) (any, int, bool) {
 			if !ok {
 				return nil, 0, false
 			}
-			key, ok := decodeString(b[k0:end], kind)
+			key, ok := d.str(k0, end, kind)
 			if !ok {
 				return nil, 0, false
 			}
@@ -294,7 +351,7 @@ func decodeValue(b []byte, i int, depth int) (any, int, bool) {
 				return nil, 0, false
 			}
 			var v any
-			if v, i, ok = decodeValue(b, skipSpace(b, i+1), depth+1); !ok {
+			if v, i, ok = d.value(skipSpace(b, i+1), depth+1); !ok {
 				return nil, 0, false
 			}
 			m[key] = v
@@ -320,7 +377,7 @@ func decodeValue(b []byte, i int, depth int) (any, int, bool) {
 			return a, i + 1, true
 		}
 		for {
-			v, end, ok := decodeValue(b, i, depth+1)
+			v, end, ok := d.value(i, depth+1)
 			if !ok {
 				return nil, 0, false
 			}
@@ -342,7 +399,7 @@ func decodeValue(b []byte, i int, depth int) (any, int, bool) {
 		if !ok {
 			return nil, 0, false
 		}
-		s, ok := decodeString(b[i:end], kind)
+		s, ok := d.str(i, end, kind)
 		return s, end, ok
 	case c == '-' || c >= '0' && c <= '9':
 		end, ok := skipNumber(b, i)

@@ -36,9 +36,21 @@ type relay struct {
 	seq  atomic.Int64   // numbers the relay's requests: the count of calls relayed
 
 	mu      sync.Mutex
-	pending map[string]chan *jsonrpc.Response // by request ID, while the call waits
-	ended   error                             // why the connection ended, once it has
+	pending map[int64]chan relayReply // by request number, while the call waits
+	ended   error                     // why the connection ended, once it has
 }
+
+// relayReply is what a relayed call gets: the result of a plain successful response (taken in one pass),
+// the response decoded (resp), or why the connection ended (err).
+type relayReply struct {
+	result []byte
+	resp   *jsonrpc.Response
+	err    error
+}
+
+// replyChans are the channels relayed calls wait on, reused: a channel goes back only empty (see
+// relay.forget), so that a call never gets the reply of an earlier one.
+var replyChans = sync.Pool{New: func() any { return make(chan relayReply, 1) }}
 
 // relayable reports whether the relay can carry calls over t (a stream transport; HTTP transports keep
 // per-request state of their own).
@@ -96,25 +108,43 @@ func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *relayConn) intercept(msg jsonrpc.Message) bool {
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		if id, ok := resp.ID.Raw().(string); ok && strings.HasPrefix(id, relayPrefix) {
-			c.r.deliver(id, resp)
+			if seq, ok := parseSeq(id[len(relayPrefix):]); ok {
+				c.r.deliver(seq, relayReply{resp: resp})
+			} // else no call of the relay's: dropped, as an answer to a call that gave up
 			return true
 		}
 	}
 	return false
 }
 
+// parseSeq is the request number n of the relay's ID relayPrefix+n: decimal digits as
+// strconv.FormatInt writes a positive number (no sign, no leading zero); ok=false for anything else, which
+// no request of the relay has.
+func parseSeq[S string | []byte](s S) (int64, bool) {
+	if len(s) == 0 || len(s) > 18 || s[0] == '0' {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
 // takeLine is intercept for a line not yet decoded (see lineConn.setLineTaker): a plain successful
 // response to the relay is decoded in one pass (parseRelayResponse); other lines go on to decodeMessage.
 func (c *relayConn) takeLine(line []byte) bool {
-	id, result, ok := parseRelayResponse(line)
+	seq, result, ok := parseRelayResponse(line)
 	if !ok {
 		return false
 	}
-	rid, err := jsonrpc.MakeID(id)
-	if err != nil {
-		return false
-	}
-	c.r.deliver(id, &jsonrpc.Response{ID: rid, Result: result})
+	if seq > 0 {
+		c.r.deliver(seq, relayReply{result: result})
+	} // else no call of the relay's: dropped, as intercept does
 	return true
 }
 
@@ -125,14 +155,28 @@ func (c *relayConn) Close() error {
 	return err
 }
 
-// deliver hands a response to the call waiting for it (a call that gave up has left: the answer is dropped).
-func (r *relay) deliver(id string, resp *jsonrpc.Response) {
+// deliver hands a reply to the call number seq waiting for it (a call that gave up has left: the answer is
+// dropped). A call's channel is empty while it waits and gets one reply only (whoever takes the call out of
+// pending sends it), so the send never blocks.
+func (r *relay) deliver(seq int64, rep relayReply) {
 	r.mu.Lock()
-	ch := r.pending[id]
-	delete(r.pending, id)
+	ch := r.pending[seq]
+	delete(r.pending, seq)
 	r.mu.Unlock()
 	if ch != nil {
-		ch <- resp
+		ch <- rep
+	}
+}
+
+// forget takes the call number seq, which gives up, out of pending; when a reply is already on its way
+// (deliver or end took the call out first), it waits for it, so that ch goes back to replyChans empty.
+func (r *relay) forget(seq int64, ch chan relayReply) {
+	r.mu.Lock()
+	_, waiting := r.pending[seq]
+	delete(r.pending, seq)
+	r.mu.Unlock()
+	if !waiting {
+		<-ch
 	}
 }
 
@@ -143,9 +187,9 @@ func (r *relay) end(err error) {
 	if r.ended == nil {
 		r.ended = err
 	}
-	for id, ch := range r.pending {
-		ch <- &jsonrpc.Response{Error: r.ended}
-		delete(r.pending, id)
+	for seq, ch := range r.pending {
+		ch <- relayReply{err: r.ended}
+		delete(r.pending, seq)
 	}
 }
 
@@ -164,47 +208,63 @@ func (g *Gateway) forwardCall(ctx context.Context, p *mcp.CallToolParams) (res *
 		p.Arguments = map[string]any{} // as the SDK sends it
 	}
 	seq := r.seq.Add(1)
-	id := relayPrefix + strconv.FormatInt(seq, 10)
-	line, err := callLine(seq, p)
+	lc, direct := r.conn.(*lineConn)
+	var line []byte
+	if direct {
+		// written at once and not kept: the buffer goes back to lineBufs when the call is written
+		bp := lineBufs.Get().(*[]byte)
+		defer func() {
+			if cap(line) <= maxPooledLine {
+				*bp = line[:0]
+				lineBufs.Put(bp)
+			}
+		}()
+		line = (*bp)[:0]
+	}
+	line, err = appendCallLine(line, seq, p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
-	rid, _ := jsonrpc.MakeID(id) // a string is always an ID
-	ch := make(chan *jsonrpc.Response, 1)
+	ch := replyChans.Get().(chan relayReply)
 	r.mu.Lock()
 	if r.ended != nil {
 		err := r.ended
 		r.mu.Unlock()
+		replyChans.Put(ch)
 		return nil, nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)
 	}
 	if r.pending == nil {
-		r.pending = map[string]chan *jsonrpc.Response{}
+		r.pending = map[int64]chan relayReply{}
 	}
-	r.pending[id] = ch
+	r.pending[seq] = ch
 	r.mu.Unlock()
-	if lc, ok := r.conn.(*lineConn); ok {
+	if direct {
 		err = ctx.Err()
 		if err == nil {
 			err = lc.writeLine(line)
 		}
 	} else {
+		rid, _ := jsonrpc.MakeID(relayID(seq)) // a string is always an ID
 		err = r.conn.Write(ctx, &jsonrpc.Request{ID: rid, Method: "tools/call", Params: line[len(callLinePrefix(seq)) : len(line)-2]})
 	}
 	if err != nil {
-		r.deliver(id, nil) // forget the call
+		r.forget(seq, ch) // forget the call
+		replyChans.Put(ch)
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
 		return nil, nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)
 	}
 	select {
-	case resp := <-ch:
-		return relayResult(resp)
+	case rep := <-ch:
+		replyChans.Put(ch)
+		return relayResult(rep)
 	case <-ctx.Done():
-		r.deliver(id, nil)
+		r.forget(seq, ch)
+		replyChans.Put(ch)
 		// As the SDK does, the upstream is told; the notification is written before the call returns (a
 		// pipe takes it at once), so that nothing outlives the call.
-		ncancel, err := json.Marshal(&mcp.CancelledParams{RequestID: id, Reason: ctx.Err().Error()})
+		ncancel, err := json.Marshal(&mcp.CancelledParams{RequestID: relayID(seq), Reason: ctx.Err().Error()})
 		if err == nil {
 			_ = r.conn.Write(context.WithoutCancel(ctx), &jsonrpc.Request{Method: "notifications/cancelled", Params: ncancel})
 		}
@@ -212,24 +272,44 @@ func (g *Gateway) forwardCall(ctx context.Context, p *mcp.CallToolParams) (res *
 	}
 }
 
+// relayID is the ID of the relay's request number seq.
+func relayID(seq int64) string { return relayPrefix + strconv.FormatInt(seq, 10) }
+
+// lineBufs are buffers for the lines the gateway encodes itself and writes at once (relayed calls,
+// verbatim results); a buffer that grew past maxPooledLine is not kept.
+var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+const maxPooledLine = 64 << 10
+
+// appendJSONString appends s encoded as json.Marshal encodes it.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			e, _ := json.Marshal(s) // a string always encodes
+			return append(b, e...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
 // callLinePrefix is the start of the line of the relay's request number seq, up to its parameters.
 func callLinePrefix(seq int64) string {
 	return `{"jsonrpc":"2.0","id":"` + relayPrefix + strconv.FormatInt(seq, 10) + `","method":"tools/call","params":`
 }
 
-// callLine is the line of the relay's tools/call number seq, "\n" included. The parameters are encoded as
+// appendCallLine appends to b the line of the relay's tools/call number seq, "\n" included. The parameters are encoded as
 // json.Marshal encodes p, except that arguments already encoded (as the client sent them, which its
 // decoding validated, or as the gateway redacted them) are copied rather than compacted again, unless
 // they hold a line break (as whitespace between their tokens, from a client over HTTP).
-func callLine(seq int64, p *mcp.CallToolParams) ([]byte, error) {
-	b := []byte(callLinePrefix(seq))
-	if args, ok := p.Arguments.(json.RawMessage); ok && p.Meta == nil && len(args) > 0 && !bytes.ContainsAny(args, "\r\n") {
-		name, err := json.Marshal(p.Name)
-		if err != nil {
-			return nil, err
-		}
+func appendCallLine(b []byte, seq int64, p *mcp.CallToolParams) ([]byte, error) {
+	b = append(b, `{"jsonrpc":"2.0","id":"`+relayPrefix...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `","method":"tools/call","params":`...)
+	if args, ok := p.Arguments.(json.RawMessage); ok && p.Meta == nil && len(args) > 0 && bytes.IndexByte(args, '\r') < 0 && bytes.IndexByte(args, '\n') < 0 {
 		b = append(b, `{"name":`...)
-		b = append(b, name...)
+		b = appendJSONString(b, p.Name)
 		b = append(b, `,"arguments":`...)
 		b = append(b, args...)
 		b = append(b, '}')
@@ -245,21 +325,28 @@ func callLine(seq int64, p *mcp.CallToolParams) ([]byte, error) {
 
 // relayResult turns the upstream's response into the result or the error CallTool would return, and
 // the result's bytes when the client may be given them as they are (see decodePlainResult).
-func relayResult(resp *jsonrpc.Response) (*mcp.CallToolResult, []byte, error) {
-	if resp.Error != nil {
-		var je *jsonrpc.Error
-		if errors.As(resp.Error, &je) && resp.ID.IsValid() {
-			return nil, nil, fmt.Errorf("calling %q: %w", "tools/call", je)
-		}
-		return nil, nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", resp.Error)
+func relayResult(rep relayReply) (*mcp.CallToolResult, []byte, error) {
+	if rep.err != nil {
+		return nil, nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", rep.err)
 	}
-	if res, verbatim, ok := decodePlainResult(resp.Result); ok {
+	result := rep.result
+	if resp := rep.resp; resp != nil {
+		if resp.Error != nil {
+			var je *jsonrpc.Error
+			if errors.As(resp.Error, &je) && resp.ID.IsValid() {
+				return nil, nil, fmt.Errorf("calling %q: %w", "tools/call", je)
+			}
+			return nil, nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", resp.Error)
+		}
+		result = resp.Result
+	}
+	if res, verbatim, ok := decodePlainResult(result); ok {
 		if verbatim {
-			return res, resp.Result, nil
+			return res, result, nil
 		}
 		return res, nil, nil
 	}
-	res, err := decodeToolResult(resp.Result)
+	res, err := decodeToolResult(result)
 	if err != nil {
 		return nil, nil, fmt.Errorf("calling %q: %w", "tools/call", err)
 	}

@@ -2,6 +2,7 @@ package mcpgateway
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,5 +75,40 @@ func TestParseFastParams(t *testing.T) {
 		if ok && p.name != "echo" {
 			t.Errorf("%s: name %q", tc.raw, p.name)
 		}
+	}
+}
+
+// TestRelayForget: a call that gives up leaves its channel empty, whether its reply was still to come
+// (dropped when it comes) or already on its way (drained), so that the reused channel never hands a call
+// the reply of an earlier one.
+func TestRelayForget(t *testing.T) {
+	r := &relay{pending: map[int64]chan relayReply{}}
+	ch := make(chan relayReply, 1)
+
+	r.pending[1] = ch
+	r.forget(1, ch) // still waiting: taken out, nothing to drain
+	r.deliver(1, relayReply{result: []byte(`{"late":1}`)})
+	if len(ch) != 0 || len(r.pending) != 0 {
+		t.Fatalf("after a late reply: %d in the channel, %d pending", len(ch), len(r.pending))
+	}
+
+	r.pending[2] = ch
+	r.deliver(2, relayReply{result: []byte(`{"n":2}`)}) // the reply came as the call gave up
+	r.forget(2, ch)
+	if len(ch) != 0 {
+		t.Fatal("the reply of a call that gave up is left in its channel")
+	}
+
+	r.pending[3] = ch
+	r.deliver(3, relayReply{result: []byte(`{"n":3}`)})
+	if rep := <-ch; string(rep.result) != `{"n":3}` {
+		t.Fatalf("call 3 got %s", rep.result)
+	}
+
+	r.pending[4] = ch
+	r.end(errors.New("gone"))
+	r.forget(4, ch) // end sent the error first: drained
+	if len(ch) != 0 || r.ended == nil {
+		t.Fatal("end left a reply behind")
 	}
 }

@@ -31,27 +31,31 @@ func StepOutput(res *mcp.CallToolResult) (any, error) {
 	if res.StructuredContent != nil {
 		return jsonValue(res.StructuredContent)
 	}
-	n := 0
+	n, size := 0, 0
 	var one string
-	var b strings.Builder
 	for _, c := range res.Content {
-		t, ok := c.(*mcp.TextContent)
-		if !ok || t == nil {
-			continue
-		}
-		if n == 0 {
-			one = t.Text
-		} else {
-			if n == 1 {
-				b.WriteString(one)
+		if t, ok := c.(*mcp.TextContent); ok && t != nil {
+			if n == 0 {
+				one = t.Text
 			}
-			b.WriteByte('\n')
-			b.WriteString(t.Text)
+			n++
+			size += len(t.Text) + 1
 		}
-		n++
 	}
 	if n <= 1 {
 		return one, nil // the common case: one text block, no copy
+	}
+	var b strings.Builder
+	b.Grow(size - 1) // one allocation
+	first := true
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok && t != nil {
+			if !first {
+				b.WriteByte('\n')
+			}
+			b.WriteString(t.Text)
+			first = false
+		}
 	}
 	return b.String(), nil
 }
