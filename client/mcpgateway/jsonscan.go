@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/guardrail-control/guard/internal/jsonstr"
 )
 
 // A small JSON scanner for the one-pass decoders of fastdecode.go. It accepts exactly the JSON that
@@ -234,39 +236,17 @@ func stopMask(w uint64) uint64 {
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // decodeString returns the string whose JSON text (quotes included) is s, of the kind skipString found:
-// plain and simply escaped strings of valid UTF-8 are decoded here, the others by encoding/json (which
-// replaces invalid UTF-8 and lone surrogates).
+// strings of valid UTF-8 are decoded here (escapes by jsonstr.Unescape, which the server's one-pass reader
+// shares), the others, and lone surrogate escapes, by encoding/json (which replaces them by U+FFFD).
 func decodeString(s []byte, kind int) (string, bool) {
 	body := s[1 : len(s)-1]
 	if kind == strPlain && utf8.Valid(body) {
 		return string(body), true
 	}
-	if kind == strEscaped && utf8.Valid(body) {
-		out := make([]byte, 0, len(body))
-		for i := 0; i < len(body); i++ {
-			c := body[i]
-			if c != '\\' {
-				out = append(out, c)
-				continue
-			}
-			i++
-			switch body[i] {
-			case 'b':
-				c = '\b'
-			case 'f':
-				c = '\f'
-			case 'n':
-				c = '\n'
-			case 'r':
-				c = '\r'
-			case 't':
-				c = '\t'
-			default: // " \ /
-				c = body[i]
-			}
-			out = append(out, c)
+	if kind != strPlain && utf8.Valid(body) {
+		if v, ok := jsonstr.Unescape(body); ok { // ok unless a \u escape is a lone surrogate
+			return v, true
 		}
-		return string(out), true
 	}
 	var v string
 	if json.Unmarshal(s, &v) != nil {
