@@ -23,6 +23,7 @@ type scratch struct {
 	recs     []outRec         // Evaluate: the outcomes of the controls evaluated, in order
 	live     []uint64         // control bitset of the live index (markLive)
 	liveList []int32          // Check: the live candidates
+	found    []leafFound      // per span slot (cLeaf.spanSlot): what the leaf's evaluation found
 }
 
 const (
@@ -48,6 +49,7 @@ func newScratch(s *snapshot) *scratch {
 		mark:   make([]uint64, (len(s.controls)+63)/64),
 		live:   make([]uint64, (len(s.controls)+63)/64),
 		ids:    newIDSource(),
+		found:  make([]leafFound, s.spanSlots),
 	}
 }
 
@@ -70,7 +72,8 @@ func (s *snapshot) putScratch(sc *scratch) {
 		sc.runLen[k] = 0
 	}
 	sc.runUsed = sc.runUsed[:0]
-	clear(sc.recs) // drop the references to evaluator results
+	clear(sc.recs)  // drop the references to evaluator results
+	clear(sc.found) // empty unless the snapshot redacts
 	sc.recs = sc.recs[:0]
 	s.pool.Put(sc)
 }
