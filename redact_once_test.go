@@ -12,7 +12,7 @@ import (
 	"github.com/guardrail-control/guard/evaluator"
 )
 
-// spanCounter finds every occurrence of needle and counts how it is asked: Evaluate, Spans and
+// spanCounter (evaluator "needle", and "needle-ext", external) finds every occurrence of needle and counts how it is asked: Evaluate, Spans and
 // EvaluateSpans each count under key+".eval", key+".spans" and key+".both". With lost, EvaluateSpans
 // reports that its spans could not all be found.
 type spanCounter struct {
@@ -64,6 +64,10 @@ func spanCounterEngine(t *testing.T, controls ...guard.Control) *guard.Engine {
 		New: func(c map[string]any, _ evaluator.Options) (evaluator.Evaluator, error) {
 			lost, _ := c["lost"].(bool)
 			return &spanCounter{needle: c["needle"].(string), key: c["key"].(string), lost: lost}, nil
+		}})
+	reg.Register(evaluator.Factory{Name: "needle-ext", Version: "1", ConfigSchema: json.RawMessage(`{"type":"object"}`), External: true,
+		New: func(c map[string]any, _ evaluator.Options) (evaluator.Evaluator, error) {
+			return &spanCounter{needle: c["needle"].(string), key: c["key"].(string)}, nil
 		}})
 	eng := guard.New(guard.WithRegistry(reg))
 	if err := eng.Update(controls); err != nil {
@@ -142,6 +146,31 @@ func TestRedactSearchesWhatWasNotEvaluated(t *testing.T) {
 		"object.eval": 1, "object.both": 0, "object.spans": 2, // a list: evaluated as JSON, each string searched
 		"lost.both": 1, "lost.spans": 0, // the whole string replaced, not searched again
 	} {
+		if got := calls(key); got != want {
+			t.Errorf("%s called %d times, want %d", key, got, want)
+		}
+	}
+}
+
+// TestRedactSearchesOnceConcurrently: with an external evaluator the controls run concurrently; a local
+// leaf of a redacting control still keeps its spans (evaluated in the control's goroutine, read after
+// it), while an external leaf is never given EvaluateSpans and is searched by the redaction pass.
+func TestRedactSearchesOnceConcurrently(t *testing.T) {
+	ext := needleLeaf("output", "pin", "ext")
+	ext.Evaluator.Name = "needle-ext"
+	eng := spanCounterEngine(t,
+		needleControl(1, guard.Condition{And: []guard.Condition{ext, needleLeaf("output", "code", "local")}}, true),
+		needleControl(2, needleLeaf("output", "key", "main"), true))
+	step := guard.Step{Type: "llm", Name: "c", Output: "pin, code, key"}
+	resetCalls()
+	res, err := eng.Evaluate(context.Background(), &step, guard.StagePost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (&guard.Redacted{Output: "#, #, #"}); !reflect.DeepEqual(res.Redacted, want) {
+		t.Fatalf("redacted %+v, want %+v", res.Redacted, want)
+	}
+	for key, want := range map[string]int64{"ext.eval": 1, "ext.both": 0, "ext.spans": 1, "local.both": 1, "local.spans": 0, "main.both": 1, "main.spans": 0} {
 		if got := calls(key); got != want {
 			t.Errorf("%s called %d times, want %d", key, got, want)
 		}
