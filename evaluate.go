@@ -272,10 +272,7 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 		snap.putScratch(sc)
 		return res, nil
 	}
-	r := run{ctx: ctx, snap: snap, step: step, sc: sc, timed: true}
-	if snap.hasRedact {
-		r.spanRoot = payloadRoot(stage)
-	}
+	r := run{ctx: ctx, snap: snap, step: step, sc: sc, timed: true, spanRoot: snap.spanRoot(stage)}
 	b := resultBuilder{res: res, snap: snap, denyAt: -1, denyErrAt: -1, steerAt: -1, steerErrAt: -1, minConf: 1}
 	b.ids.rng = sc.ids
 	reuse := true
