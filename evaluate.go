@@ -27,10 +27,6 @@ type run struct {
 	// clock is read only for controls that run an evaluator: reading it costs more than a skipped leaf).
 	timed bool
 	start time.Time
-	// spanRoot is the payload this evaluation may redact (rootInput at pre, rootOutput at post) when the
-	// snapshot has redacting controls, rootNone otherwise (Check, and every engine without redaction):
-	// the leaves that can redact it are evaluated with EvaluateSpans.
-	spanRoot selectorRoot
 }
 
 // elapsed returns the duration of the control just evaluated and resets the clock.
@@ -149,7 +145,7 @@ func (r *run) leaf(l *cLeaf) nodeOut {
 	switch {
 	case l.external:
 		res, err = callExternal(r.ctx, l, d)
-	case l.spanEv != nil && l.spanRoot == r.spanRoot:
+	case l.spanEv != nil && l.spanRoot == r.sc.payload:
 		res, err = r.callSpans(l, d)
 	default:
 		res, err = callLocal(r.ctx, l, d)
@@ -272,7 +268,7 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 		snap.putScratch(sc)
 		return res, nil
 	}
-	r := run{ctx: ctx, snap: snap, step: step, sc: sc, timed: true, spanRoot: snap.spanRoot(stage)}
+	r := run{ctx: ctx, snap: snap, step: step, sc: sc, timed: true}
 	b := resultBuilder{res: res, snap: snap, denyAt: -1, denyErrAt: -1, steerAt: -1, steerErrAt: -1, minConf: 1}
 	b.ids.rng = sc.ids
 	reuse := true

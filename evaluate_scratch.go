@@ -24,6 +24,10 @@ type scratch struct {
 	live     []uint64         // control bitset of the live index (markLive)
 	liveList []int32          // Check: the live candidates
 	found    []leafFound      // per span slot (cLeaf.spanSlot): what the leaf's evaluation found
+	// payload is the root of the payload of the stage being evaluated (set by candidates): a leaf that
+	// can redact it is evaluated with EvaluateSpans. Check never reaches such a leaf (it stops before
+	// the decisions that let the step through, the only ones that redact).
+	payload selectorRoot
 }
 
 const (

@@ -14,15 +14,6 @@ type leafFound struct {
 	err   error // the spans could not all be found, or the evaluator failed: the whole string is replaced
 }
 
-// spanRoot is run.spanRoot for an evaluation at stage: the payload it may redact, rootNone when no
-// control of s redacts.
-func (s *snapshot) spanRoot(stage Stage) selectorRoot {
-	if !s.hasRedact {
-		return rootNone
-	}
-	return payloadRoot(stage)
-}
-
 // payloadRoot is the selector root of the payload a stage redacts.
 func payloadRoot(stage Stage) selectorRoot {
 	if stage == StagePost {

@@ -111,8 +111,9 @@ type cLeaf struct {
 	// least runMin bytes in the snapshot's run set runSet (see buildRunPrefilter).
 	runSet int32
 	runMin int32
-	// Redaction: spanSlot > 0 marks a leaf that can redact (assignSpanSlots): an evaluation that redacts
-	// spanRoot evaluates it with EvaluateSpans and keeps what it found in scratch.found[spanSlot-1].
+	// Redaction: spanEv is set on a leaf that can redact (assignSpanSlots): an evaluation at the stage
+	// whose payload is spanRoot (scratch.payload) calls spanEv.EvaluateSpans instead of Evaluate and keeps
+	// what it found in scratch.found[spanSlot-1].
 	spanEv   evaluator.SpanEvaluator
 	spanSlot int32
 	spanRoot selectorRoot
