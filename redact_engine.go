@@ -74,9 +74,13 @@ func (r *run) collectSpans(n *cNode, tmpl string, root selectorRoot, doc any, fo
 	if l == nil {
 		return
 	}
-	sp, isSpanner := l.ev.(evaluator.Spanner)
-	if !isSpanner && l.spanEv == nil {
-		return
+	sp, ok := l.ev.(evaluator.Spanner)
+	if !ok {
+		se, ok := l.ev.(evaluator.SpanEvaluator)
+		if !ok {
+			return
+		}
+		sp = evaluateSpanner{se}
 	}
 	sel := &r.snap.paths[l.path].sel
 	v, loc := doc, ""
@@ -108,9 +112,6 @@ func (r *run) collectSpans(n *cNode, tmpl string, root selectorRoot, doc any, fo
 		if d, err := r.sc.dataFor(r.snap, r.step, l.path); err == nil && r.ruledOut(l, d) {
 			return
 		}
-	}
-	if !isSpanner {
-		sp = evaluateSpanner{l.spanEv}
 	}
 	r.spansIn(sp, l.evName, tmpl, v, loc, found, 0)
 }

@@ -57,6 +57,17 @@ func (s *spanCounter) RequiredLiterals() ([]string, bool, bool) {
 	return []string{s.needle}, false, true
 }
 
+// spanOnly (evaluator "needle-only") is a spanCounter without Spans: only EvaluateSpans tells its spans.
+type spanOnly struct{ c *spanCounter }
+
+func (s spanOnly) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.Result, error) {
+	return s.c.Evaluate(ctx, d)
+}
+
+func (s spanOnly) EvaluateSpans(ctx context.Context, d *evaluator.Data) (evaluator.Result, evaluator.Found, error) {
+	return s.c.EvaluateSpans(ctx, d)
+}
+
 func spanCounterEngine(t *testing.T, controls ...guard.Control) *guard.Engine {
 	t.Helper()
 	reg := evaluator.NewRegistry()
@@ -68,6 +79,10 @@ func spanCounterEngine(t *testing.T, controls ...guard.Control) *guard.Engine {
 	reg.Register(evaluator.Factory{Name: "needle-ext", Version: "1", ConfigSchema: json.RawMessage(`{"type":"object"}`), External: true,
 		New: func(c map[string]any, _ evaluator.Options) (evaluator.Evaluator, error) {
 			return &spanCounter{needle: c["needle"].(string), key: c["key"].(string)}, nil
+		}})
+	reg.Register(evaluator.Factory{Name: "needle-only", Version: "1", ConfigSchema: json.RawMessage(`{"type":"object"}`),
+		New: func(c map[string]any, _ evaluator.Options) (evaluator.Evaluator, error) {
+			return spanOnly{&spanCounter{needle: c["needle"].(string), key: c["key"].(string)}}, nil
 		}})
 	eng := guard.New(guard.WithRegistry(reg))
 	if err := eng.Update(controls); err != nil {
@@ -174,5 +189,25 @@ func TestRedactSearchesOnceConcurrently(t *testing.T) {
 		if got := calls(key); got != want {
 			t.Errorf("%s called %d times, want %d", key, got, want)
 		}
+	}
+}
+
+// TestRedactWithEvaluateSpansOnly: an evaluator that implements SpanEvaluator and not Spanner still
+// redacts where the evaluation did not give the spans (a selected object: each string is asked).
+func TestRedactWithEvaluateSpansOnly(t *testing.T) {
+	leaf := needleLeaf("output", "pin", "only")
+	leaf.Evaluator.Name = "needle-only"
+	eng := spanCounterEngine(t, needleControl(1, leaf, true))
+	step := guard.Step{Type: "llm", Name: "c", Output: map[string]any{"a": "pin 1", "b": "none"}}
+	resetCalls()
+	res, err := eng.Evaluate(context.Background(), &step, guard.StagePost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (&guard.Redacted{Output: map[string]any{"a": "# 1", "b": "none"}}); !reflect.DeepEqual(res.Redacted, want) {
+		t.Fatalf("redacted %+v, want %+v", res.Redacted, want)
+	}
+	if got := calls("only.both"); got != 2 {
+		t.Errorf("EvaluateSpans called %d times, want 2 (once per string)", got)
 	}
 }
