@@ -76,6 +76,11 @@ func compile(controls []Control, cfg *engineConfig, tolerant bool) (*snapshot, e
 		}
 	}
 	s.paths = c.paths
+	for i := range s.controls {
+		if s.controls[i].redactWith != "" {
+			assignSpanSlots(s, &s.controls[i].root)
+		}
+	}
 	buildIndex(s)
 	buildPrefilter(s)
 	if !cfg.noRunPrefilter {

@@ -119,6 +119,7 @@ func (r *run) leaf(l *cLeaf) nodeOut {
 	if err != nil {
 		return nodeOut{err: err, errLeaf: l}
 	}
+	// The same test as ruledOut, written out: this is the path of nearly every leaf, a call costs here.
 	if l.filtered || l.runMin > 0 {
 		if _, ok := d.Value.(string); ok {
 			if l.filtered {
@@ -141,9 +142,12 @@ func (r *run) leaf(l *cLeaf) nodeOut {
 		r.start = time.Now()
 	}
 	var res evaluator.Result
-	if l.external {
+	switch {
+	case l.external:
 		res, err = callExternal(r.ctx, l, d)
-	} else {
+	case l.spanEv != nil && l.spanRoot == r.sc.payload:
+		res, err = r.callSpans(l, d)
+	default:
 		res, err = callLocal(r.ctx, l, d)
 	}
 	if err != nil {
@@ -161,6 +165,22 @@ func (r *run) leaf(l *cLeaf) nodeOut {
 		out.meta = l.specMeta
 	}
 	return out
+}
+
+// ruledOut reports whether the prefilter shows that leaf l cannot match d: the test leaf makes before
+// running an evaluator. The redaction pass asks it for a leaf without recorded spans: what the evaluator
+// cannot match, it finds no span of, and the scan and runs it reads were made by the evaluation.
+func (r *run) ruledOut(l *cLeaf, d *evaluator.Data) bool {
+	if _, ok := d.Value.(string); !ok {
+		return false
+	}
+	if l.filtered {
+		st := r.sc.scanFor(r.snap, l.path, d.Text)
+		if !(l.foldsCase && st == scanNonASCII) && !r.sc.anyBit(l) {
+			return true
+		}
+	}
+	return l.runMin > 0 && r.sc.runFor(r.snap, l.runSet, d.Text) < l.runMin
 }
 
 // errEvaluatorPanic is reported when an evaluator panics: a bug in the evaluator, contained.

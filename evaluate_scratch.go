@@ -23,6 +23,11 @@ type scratch struct {
 	recs     []outRec         // Evaluate: the outcomes of the controls evaluated, in order
 	live     []uint64         // control bitset of the live index (markLive)
 	liveList []int32          // Check: the live candidates
+	found    []leafFound      // per span slot (cLeaf.spanSlot): what the leaf's evaluation found
+	// payload is the root of the payload of the stage being evaluated (set by candidates): a leaf that
+	// can redact it is evaluated with EvaluateSpans. Check never reaches such a leaf (it stops before
+	// the decisions that let the step through, the only ones that redact).
+	payload selectorRoot
 }
 
 const (
@@ -48,6 +53,7 @@ func newScratch(s *snapshot) *scratch {
 		mark:   make([]uint64, (len(s.controls)+63)/64),
 		live:   make([]uint64, (len(s.controls)+63)/64),
 		ids:    newIDSource(),
+		found:  make([]leafFound, s.spanSlots),
 	}
 }
 
@@ -70,7 +76,8 @@ func (s *snapshot) putScratch(sc *scratch) {
 		sc.runLen[k] = 0
 	}
 	sc.runUsed = sc.runUsed[:0]
-	clear(sc.recs) // drop the references to evaluator results
+	clear(sc.recs)  // drop the references to evaluator results
+	clear(sc.found) // empty unless the snapshot redacts
 	sc.recs = sc.recs[:0]
 	s.pool.Put(sc)
 }

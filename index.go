@@ -74,6 +74,7 @@ func addToBucket(b *bucket, idx int32, names []string, hasRx bool) {
 // candidates returns the indexes of the controls that apply to a step of type typ named name at stage,
 // in evaluation order. The result aliases snapshot lists or sc.cand and must not be modified.
 func (s *snapshot) candidates(stage Stage, typ, name string, sc *scratch) []int32 {
+	sc.payload = payloadRoot(stage)
 	si := &s.stages[stageSlot(stage)]
 	var lists [4][]int32
 	n := 0

@@ -11,16 +11,20 @@ import (
 // language's "Redaction"). Only the stage's payload is redacted: the input at pre, the output at post.
 // The leaves that contribute are those outside any not (what a negated leaf matches is what the control
 // requires to be absent), whose selector starts at that payload (or is "*", the whole step: the payload
-// is its part that is redacted), and whose evaluator reports spans (evaluator.Spanner: regex, list,
-// secrets, pii); the others only gate the control. Each contributing leaf's selected value is searched
-// string by string: a string is searched itself, an object or a list has each of its string values
-// searched on its own (keys, numbers and booleans are never redacted). An evaluator that cannot find its
-// spans (a match timeout, the evaluation's deadline) has the whole string replaced: redaction fails
-// closed. Spans of every control are merged per string (applySpans). Nil when nothing was replaced.
+// is its part that is redacted), and whose evaluator reports spans (evaluator.SpanEvaluator or
+// evaluator.Spanner: regex, list, secrets, pii); the others only gate the control. Each contributing
+// leaf's selected value is searched string by string: a string is searched itself, an object or a list
+// has each of its string values searched on its own (keys, numbers and booleans are never redacted). A
+// leaf whose evaluation already found its spans (a SpanEvaluator selecting a string: run.callSpans) is
+// not searched again; the others (not evaluated because an or stopped earlier, selecting an object, or
+// a third-party evaluator that implements only Spanner) are searched here. An evaluator that cannot find
+// its spans (a match timeout, the evaluation's deadline, an error) has the whole string replaced:
+// redaction fails closed. Spans of every control are merged per string (applySpans). Nil when nothing
+// was replaced.
 func (r *run) redaction(ctls []*cControl, stage Stage) *Redacted {
-	root, payload := rootInput, r.step.Input
+	root, payload := payloadRoot(stage), r.step.Input
 	if stage == StagePost {
-		root, payload = rootOutput, r.step.Output
+		payload = r.step.Output
 	}
 	if payload == nil {
 		return nil
@@ -72,7 +76,11 @@ func (r *run) collectSpans(n *cNode, tmpl string, root selectorRoot, doc any, fo
 	}
 	sp, ok := l.ev.(evaluator.Spanner)
 	if !ok {
-		return
+		se, ok := l.ev.(evaluator.SpanEvaluator)
+		if !ok {
+			return
+		}
+		sp = evaluateSpanner{se}
 	}
 	sel := &r.snap.paths[l.path].sel
 	v, loc := doc, ""
@@ -96,7 +104,27 @@ func (r *run) collectSpans(n *cNode, tmpl string, root selectorRoot, doc any, fo
 	default:
 		return
 	}
+	if l.spanEv != nil && l.spanRoot == root {
+		if f := &r.sc.found[l.spanSlot-1]; f.done {
+			addFound(found, loc, l.evName, tmpl, f)
+			return
+		}
+		if d, err := r.sc.dataFor(r.snap, r.step, l.path); err == nil && r.ruledOut(l, d) {
+			return
+		}
+	}
 	r.spansIn(sp, l.evName, tmpl, v, loc, found, 0)
+}
+
+// addFound adds what a leaf's evaluation found in the string at loc.
+func addFound(found redactFinds, loc, evName, tmpl string, f *leafFound) {
+	if f.err != nil {
+		found[loc] = append(found[loc], redactSpan{typ: evName, tmpl: tmpl, whole: true})
+		return
+	}
+	for _, s := range f.spans {
+		found[loc] = append(found[loc], redactSpan{start: s.Start, end: s.End, typ: s.Type, tmpl: tmpl})
+	}
 }
 
 // spansIn finds the spans of every string of v (at loc), up to MaxSelectedDepth; a deeper value is
@@ -112,13 +140,7 @@ func (r *run) spansIn(sp evaluator.Spanner, evName, tmpl string, v any, loc stri
 			return
 		}
 		spans, err := spansOf(r, sp, x)
-		if err != nil {
-			found[loc] = append(found[loc], redactSpan{typ: evName, tmpl: tmpl, whole: true})
-			return
-		}
-		for _, s := range spans {
-			found[loc] = append(found[loc], redactSpan{start: s.Start, end: s.End, typ: s.Type, tmpl: tmpl})
-		}
+		addFound(found, loc, evName, tmpl, &leafFound{spans: spans, err: err})
 	case map[string]any:
 		for k, child := range x {
 			r.spansIn(sp, evName, tmpl, child, locKey(loc, k), found, depth+1)

@@ -36,6 +36,7 @@ type snapshot struct {
 	stages      [2]stageIndex // StagePre, StagePost
 	hasExternal bool
 	hasRedact   bool     // some control has action.redact (Engine.Redacts)
+	spanSlots   int      // leaves that can redact (cLeaf.spanSlot)
 	patWords    int      // words of the prefilter bitset over all paths
 	runSets     []runSet // distinct (path, byte set) pairs of the run prefilter
 	live        liveIndex
@@ -110,6 +111,12 @@ type cLeaf struct {
 	// least runMin bytes in the snapshot's run set runSet (see buildRunPrefilter).
 	runSet int32
 	runMin int32
+	// Redaction: spanEv is set on a leaf that can redact (assignSpanSlots): an evaluation at the stage
+	// whose payload is spanRoot (scratch.payload) calls spanEv.EvaluateSpans instead of Evaluate and keeps
+	// what it found in scratch.found[spanSlot-1].
+	spanEv   evaluator.SpanEvaluator
+	spanSlot int32
+	spanRoot selectorRoot
 }
 
 // cPath is a distinct selector path of the snapshot, with the automaton over the required literals of

@@ -105,3 +105,15 @@ func (l *List) suffixStart(text, key string) (int, bool) {
 	}
 	return i, true
 }
+
+// EvaluateSpans implements SpanEvaluator: Evaluate, then Spans on the same data. The two answer different
+// questions (logic all needs every value, spans report each one found), so nothing is shared; what it
+// saves is the engine's second pass over the leaf.
+func (l *List) EvaluateSpans(ctx context.Context, d *Data) (Result, Found, error) {
+	res, err := l.Evaluate(ctx, d)
+	if err != nil {
+		return res, Found{}, err
+	}
+	spans, err := l.Spans(ctx, d)
+	return res, Found{Spans: spans, Err: err}, nil
+}

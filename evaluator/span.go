@@ -19,3 +19,24 @@ type Span struct {
 type Spanner interface {
 	Spans(ctx context.Context, d *Data) ([]Span, error)
 }
+
+// SpanEvaluator is implemented by evaluators that can find their spans in the evaluation itself, so that
+// a redacting control's leaf is searched once: the engine calls EvaluateSpans instead of Evaluate only
+// for the leaves that can redact (those of a control with action.redact, outside any not, selecting a
+// string of the stage's payload); every other leaf keeps calling Evaluate and pays nothing for it.
+//
+// EvaluateSpans returns the Result and error Evaluate would return for d, and, when the error is nil,
+// what Spans would return for d in Found (whatever the verdict: list logic all reports each value found
+// even when not all are). An evaluator that implements it should implement Spanner too: the engine still
+// asks Spans for the leaves it did not evaluate (an or stops at its first match) and for values that
+// are not strings (each string inside is searched on its own).
+type SpanEvaluator interface {
+	EvaluateSpans(ctx context.Context, d *Data) (Result, Found, error)
+}
+
+// Found is what an evaluation found in d.Text for redaction: Spans as Spanner.Spans returns them, or Err
+// when they could not all be found (the verdict stands; the engine then redacts the whole text).
+type Found struct {
+	Spans []Span
+	Err   error
+}

@@ -101,6 +101,7 @@ func FuzzSpans(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkEvaluateSpans(t, s, text)
 			end := 0
 			for _, sp := range spans {
 				if sp.Start < end || sp.Start >= sp.End || sp.End > len(text) || sp.Type == "" {
@@ -110,4 +111,50 @@ func FuzzSpans(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkEvaluateSpans fails unless s's EvaluateSpans answers on text what Evaluate and Spans answer.
+func checkEvaluateSpans(t *testing.T, s Spanner, text string) {
+	t.Helper()
+	d := &Data{Value: text, Text: text}
+	ctx := context.Background()
+	wantRes, wantErr := s.(Evaluator).Evaluate(ctx, d)
+	wantSpans, wantSpansErr := s.Spans(ctx, d)
+	res, found, err := s.(SpanEvaluator).EvaluateSpans(ctx, d)
+	if !reflect.DeepEqual(res, wantRes) || (err == nil) != (wantErr == nil) {
+		t.Fatalf("%T on %q: EvaluateSpans gives %+v, %v; Evaluate %+v, %v", s, text, res, err, wantRes, wantErr)
+	}
+	if !reflect.DeepEqual(found.Spans, wantSpans) || (found.Err == nil) != (wantSpansErr == nil) {
+		t.Fatalf("%T on %q: EvaluateSpans finds %+v; Spans %v, %v", s, text, found, wantSpans, wantSpansErr)
+	}
+}
+
+// TestEvaluateSpans: one EvaluateSpans is Evaluate and Spans together, for the verdicts that spans alone
+// do not give: empty matches (a match without a span), list logic all with some values missing (spans
+// without a match), no_match (a match without spans), a null value.
+func TestEvaluateSpans(t *testing.T) {
+	var spanners []Spanner
+	for _, p := range []string{`x*`, `^$`, `\d+`, `(?<=a)b+`, `(?=b)`} {
+		r, err := NewRegex(p, false, false, false, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spanners = append(spanners, r)
+	}
+	for _, opts := range []ListOptions{{Mode: ListContains, All: true}, {Mode: ListContains}, {NoMatch: true}, {Mode: ListStartsWith}} {
+		l, err := NewList([]string{"red", "fox"}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spanners = append(spanners, l)
+	}
+	for _, s := range spanners {
+		for _, text := range []string{"", "a red hen", "red fox 12", "abb b", "xx"} {
+			checkEvaluateSpans(t, s, text)
+		}
+		want, _ := s.(Evaluator).Evaluate(context.Background(), &Data{})
+		if res, found, err := s.(SpanEvaluator).EvaluateSpans(context.Background(), &Data{}); err != nil || !reflect.DeepEqual(res, want) || found.Spans != nil {
+			t.Errorf("%T on null: %+v %+v %v; Evaluate %+v", s, res, found, err, want)
+		}
+	}
 }

@@ -259,9 +259,13 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 	if err := ctx.Err(); err != nil {
 		return evaluator.Result{}, err
 	}
-	fs := e.Scan(d.Text)
+	return e.result(e.Scan(d.Text)), nil
+}
+
+// result is the Result of the findings fs of a text.
+func (e *Evaluator) result(fs []Finding) evaluator.Result {
 	if len(fs) == 0 {
-		return evaluator.Result{Confidence: 1}, nil
+		return evaluator.Result{Confidence: 1}
 	}
 	best := 0.0
 	var counts [6]int // by entityRank
@@ -297,7 +301,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		Confidence: best,
 		Message:    msg.String(),
 		Metadata:   map[string]any{"findings": listed, "finding_count": len(fs), "counts": countsAny, "entities": types},
-	}, nil
+	}
 }
 
 // boxedEntities are the entity types as interface values, by entityRank: the metadata of every finding

@@ -15,13 +15,29 @@ func (e *Evaluator) Spans(ctx context.Context, d *evaluator.Data) ([]evaluator.S
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return spansOf(e.Scan(d.Text)), nil
+}
+
+// EvaluateSpans implements evaluator.SpanEvaluator: one Scan gives both the Result and the spans.
+func (e *Evaluator) EvaluateSpans(ctx context.Context, d *evaluator.Data) (evaluator.Result, evaluator.Found, error) {
+	if d == nil || d.IsNull() || d.Text == "" {
+		return evaluator.Result{Confidence: 1}, evaluator.Found{}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return evaluator.Result{}, evaluator.Found{}, err
+	}
 	fs := e.Scan(d.Text)
+	return e.result(fs), evaluator.Found{Spans: spansOf(fs)}, nil
+}
+
+// spansOf is the spans of findings fs.
+func spansOf(fs []Finding) []evaluator.Span {
 	if len(fs) == 0 {
-		return nil, nil
+		return nil
 	}
 	out := make([]evaluator.Span, len(fs))
 	for i, f := range fs {
 		out[i] = evaluator.Span{Start: f.Start, End: f.End, Type: f.Type}
 	}
-	return out, nil
+	return out
 }

@@ -224,8 +224,13 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 	if err != nil {
 		return evaluator.Result{}, err
 	}
+	return e.result(findings), nil
+}
+
+// result is the Result of the findings of a text.
+func (e *Evaluator) result(findings []Finding) evaluator.Result {
 	if len(findings) == 0 {
-		return evaluator.Result{Confidence: 1}, nil
+		return evaluator.Result{Confidence: 1}
 	}
 	listed := make([]any, 0, min(len(findings), e.maxFindings))
 	var ids []string
@@ -243,7 +248,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		Confidence: 1,
 		Message:    fmt.Sprintf("%d secret(s) found: %s", len(findings), strings.Join(ids, ", ")),
 		Metadata:   map[string]any{"findings": listed, "finding_count": len(findings), "rules": evaluator.AnyList(ids)},
-	}, nil
+	}
 }
 
 // Scan returns the secrets in text, sorted by offset. It fails only when ctx is done.

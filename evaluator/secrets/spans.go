@@ -18,8 +18,29 @@ func (e *Evaluator) Spans(ctx context.Context, d *evaluator.Data) ([]evaluator.S
 		return nil, nil
 	}
 	fs, err := e.Scan(ctx, d.Text)
-	if err != nil || len(fs) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	return spansOf(fs)
+}
+
+// EvaluateSpans implements evaluator.SpanEvaluator: one Scan gives both the Result and the spans.
+func (e *Evaluator) EvaluateSpans(ctx context.Context, d *evaluator.Data) (evaluator.Result, evaluator.Found, error) {
+	if d == nil || d.IsNull() || d.Text == "" {
+		return evaluator.Result{Confidence: 1}, evaluator.Found{}, nil
+	}
+	fs, err := e.Scan(ctx, d.Text)
+	if err != nil {
+		return evaluator.Result{}, evaluator.Found{}, err
+	}
+	spans, err := spansOf(fs)
+	return e.result(fs), evaluator.Found{Spans: spans, Err: err}, nil
+}
+
+// spansOf is the spans of findings fs, or errTooManySecrets when Scan stopped at its bound.
+func spansOf(fs []Finding) ([]evaluator.Span, error) {
+	if len(fs) == 0 {
+		return nil, nil
 	}
 	if len(fs) >= maxTotalFindings {
 		// Scan stops looking at this bound, so there may be more: the engine then redacts the whole text.
