@@ -36,66 +36,15 @@ func skipValue(b []byte, i int, depth int) (int, bool) {
 		return 0, false
 	}
 	switch c := b[i]; {
-	case c == '{':
+	case c == '{' || c == '[':
 		if depth >= maxScanDepth {
 			return 0, false
 		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, true
+		elem := func(v0 int) (int, bool) { return skipValue(b, v0, depth+1) }
+		if c == '[' {
+			return arrayAt(b, i, elem)
 		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return 0, false
-			}
-			var ok bool
-			if i, _, ok = skipString(b, i); !ok {
-				return 0, false
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) || b[i] != ':' {
-				return 0, false
-			}
-			if i, ok = skipValue(b, skipSpace(b, i+1), depth+1); !ok {
-				return 0, false
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return 0, false
-			}
-			if b[i] == '}' {
-				return i + 1, true
-			}
-			if b[i] != ',' {
-				return 0, false
-			}
-			i = skipSpace(b, i+1)
-		}
-	case c == '[':
-		if depth >= maxScanDepth {
-			return 0, false
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if i, ok = skipValue(b, i, depth+1); !ok {
-				return 0, false
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return 0, false
-			}
-			if b[i] == ']' {
-				return i + 1, true
-			}
-			if b[i] != ',' {
-				return 0, false
-			}
-			i = skipSpace(b, i+1)
-		}
+		return objectAt(b, i, func(_ []byte, v0 int) (int, bool) { return elem(v0) })
 	case c == '"':
 		i, _, ok := skipString(b, i)
 		return i, ok
@@ -402,4 +351,75 @@ func (d *objectDecoder) value(i int, depth int) (any, int, bool) {
 		return nil, end, ok
 	}
 	return nil, 0, false
+}
+
+// objectAt validates the JSON object at b[i] and returns the index just after it. For each member it
+// calls f with the key (quotes included) and the index of the value (no whitespace before it); f
+// validates the value and returns the index just after it, or false to stop.
+func objectAt(b []byte, i int, f func(key []byte, v0 int) (int, bool)) (int, bool) {
+	if i >= len(b) || b[i] != '{' {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return 0, false
+		}
+		k0 := i
+		var ok bool
+		if i, _, ok = skipString(b, i); !ok {
+			return 0, false
+		}
+		key := b[k0:i]
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return 0, false
+		}
+		if i, ok = f(key, skipSpace(b, i+1)); !ok {
+			return 0, false
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return 0, false
+		}
+		if b[i] == '}' {
+			return i + 1, true
+		}
+		if b[i] != ',' {
+			return 0, false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// arrayAt validates the JSON array at b[i] and returns the index just after it; f validates each
+// element (at the index it is given) and returns the index just after it, or false to stop.
+func arrayAt(b []byte, i int, f func(v0 int) (int, bool)) (int, bool) {
+	if i >= len(b) || b[i] != '[' {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if i, ok = f(i); !ok {
+			return 0, false
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return 0, false
+		}
+		if b[i] == ']' {
+			return i + 1, true
+		}
+		if b[i] != ',' {
+			return 0, false
+		}
+		i = skipSpace(b, i+1)
+	}
 }
