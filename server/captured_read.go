@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	guard "github.com/guardrail-control/guard"
@@ -13,8 +12,6 @@ import (
 
 // Bounds of GET /api/v1/steps/captured.
 const (
-	defaultCapturedLimit = 20
-	maxCapturedLimit     = 100
 	// maxCapturedReadBytes bounds the step JSON of one answer: beyond it the answer stops early (has_more),
 	// so that a hundred large steps cannot make one read hold tens of megabytes. The first step is always
 	// returned.
@@ -76,7 +73,7 @@ func (s *Server) listCapturedSteps(w http.ResponseWriter, r *http.Request) {
 // parseCapturedQuery reads the query parameters of GET /steps/captured; every problem names its parameter.
 func parseCapturedQuery(r *http.Request) (guard.CaptureQuery, error) {
 	qv := r.URL.Query()
-	q := guard.CaptureQuery{Limit: defaultCapturedLimit, MaxBytes: maxCapturedReadBytes, NewestFirst: true}
+	q := guard.CaptureQuery{MaxBytes: maxCapturedReadBytes, NewestFirst: true}
 	var probs []guard.Problem
 	add := func(field, code, msg string) {
 		probs = append(probs, guard.Problem{Field: field, Code: code, Message: msg})
@@ -112,7 +109,7 @@ func parseCapturedQuery(r *http.Request) (guard.CaptureQuery, error) {
 		if raw := qv.Get(f.name); raw != "" {
 			t, err := time.Parse(time.RFC3339Nano, raw)
 			if err != nil {
-				add(f.name, "type", "must be an RFC 3339 time (2026-01-02T15:04:05Z)")
+				add(f.name, "format", "must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z")
 			}
 			*f.dst = t
 		}
@@ -120,13 +117,11 @@ func parseCapturedQuery(r *http.Request) (guard.CaptureQuery, error) {
 	if !q.Start.IsZero() && !q.End.IsZero() && !q.Start.Before(q.End) {
 		add("start_time", "range", "must be before end_time")
 	}
-	if raw, ok := qv["limit"]; ok {
-		n, err := strconv.Atoi(raw[0])
-		if err != nil || n < 1 || n > maxCapturedLimit {
-			add("limit", "range", "must be an integer from 1 to 100")
-		}
-		q.Limit = n
+	n, prob := queryLimit(qv)
+	if prob != nil {
+		probs = append(probs, *prob)
 	}
+	q.Limit = n
 	if len(probs) > 0 {
 		return q, problem.Validation("the captured steps request is not valid", probs...)
 	}

@@ -97,23 +97,23 @@ func TestListCapturedStepsNewestFirstWithPayloads(t *testing.T) {
 func TestListCapturedStepsBadInput(t *testing.T) {
 	ts := capturedFixture(t)
 	long := strings.Repeat("x", 256)
-	for _, tt := range []struct{ query, field string }{
-		{"", "agent_name"},
-		{"agent_name=", "agent_name"},
-		{"agent_name=-bad name", "agent_name"},
-		{"agent_name=bot&stage=mid", "stage"},
-		{"agent_name=bot&limit=0", "limit"},
-		{"agent_name=bot&limit=101", "limit"},
-		{"agent_name=bot&limit=ten", "limit"},
-		{"agent_name=bot&start_time=yesterday", "start_time"},
-		{"agent_name=bot&end_time=2026-13-01T00:00:00Z", "end_time"},
-		{"agent_name=bot&start_time=2026-01-02T00:00:00Z&end_time=2026-01-01T00:00:00Z", "start_time"},
-		{"agent_name=bot&step_type=" + long, "step_type"},
-		{"agent_name=bot&step_name=" + long, "step_name"},
+	for _, tt := range []struct{ query, field, code string }{
+		{"", "agent_name", "required"},
+		{"agent_name=", "agent_name", "required"},
+		{"agent_name=-bad name", "agent_name", "invalid"},
+		{"agent_name=bot&stage=mid", "stage", "enum"},
+		{"agent_name=bot&limit=0", "limit", "range"},
+		{"agent_name=bot&limit=101", "limit", "range"},
+		{"agent_name=bot&limit=ten", "limit", "range"},
+		{"agent_name=bot&start_time=yesterday", "start_time", "format"},
+		{"agent_name=bot&end_time=2026-13-01T00:00:00Z", "end_time", "format"},
+		{"agent_name=bot&start_time=2026-01-02T00:00:00Z&end_time=2026-01-01T00:00:00Z", "start_time", "range"},
+		{"agent_name=bot&step_type=" + long, "step_type", "max_length"},
+		{"agent_name=bot&step_name=" + long, "step_name", "max_length"},
 	} {
 		b := ts.expectProblem(422, "VALIDATION_ERROR", "GET", "/api/v1/steps/captured?"+strings.ReplaceAll(tt.query, " ", "%20"), nil)
-		if len(b.Errors) == 0 || b.Errors[0].Field != tt.field {
-			t.Errorf("%q: errors %+v, want %s named", tt.query, b.Errors, tt.field)
+		if len(b.Errors) == 0 || b.Errors[0].Field != tt.field || b.Errors[0].Code != tt.code {
+			t.Errorf("%q: errors %+v, want %s named with code %s", tt.query, b.Errors, tt.field, tt.code)
 		}
 	}
 	b := ts.expectProblem(404, "AGENT_NOT_FOUND", "GET", "/api/v1/steps/captured?agent_name=ghost", nil)

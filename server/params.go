@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 
 	guard "github.com/guardrail-control/guard"
@@ -48,17 +49,29 @@ func pathAgent(r *http.Request) (string, error) {
 	return name, nil
 }
 
+// queryLimit reads the limit query parameter of a list (1 to maxLimit, defaultLimit when absent); the
+// problem names it.
+func queryLimit(q url.Values) (int, *guard.Problem) {
+	v, ok := q["limit"]
+	if !ok {
+		return defaultLimit, nil
+	}
+	n, err := strconv.Atoi(v[0])
+	if err != nil || n < 1 || n > maxLimit {
+		return 0, &guard.Problem{Field: "limit", Code: "range", Message: "must be an integer from 1 to 100"}
+	}
+	return n, nil
+}
+
 // page reads cursor and limit.
 func page(r *http.Request) (guard.PageRequest, error) {
 	q := r.URL.Query()
 	p := guard.PageRequest{Cursor: q.Get("cursor"), Limit: defaultLimit}
-	if v, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(v[0])
-		if err != nil || n < 1 || n > maxLimit {
-			return p, invalidParam("limit", "range", "must be an integer from 1 to 100")
-		}
-		p.Limit = n
+	n, prob := queryLimit(q)
+	if prob != nil {
+		return p, problem.Validation("invalid parameter limit", *prob)
 	}
+	p.Limit = n
 	if len(p.Cursor) > 512 {
 		return p, invalidParam("cursor", "invalid", "not a cursor this server issued")
 	}
