@@ -12,8 +12,13 @@ import (
 // additive only: no guard field is renamed or removed, so guard's client and dashboard are unaffected.
 
 // refServerVersionHeader is the reference implementation's version header, read by its SDKs; the server
-// sends it beside VersionHeader on every response.
+// sends it beside VersionHeader on every response, with RefAPIVersion.
 const refServerVersionHeader = "X-Agent-Control-Server-Version"
+
+// RefAPIVersion is the version of the reference implementation's API that guard serves (agent-control
+// 8.4): the SDKs warn when its major differs from theirs. guard's own version is in VersionHeader and
+// GET /health.
+const RefAPIVersion = "8.4.0"
 
 // controlOut is a control as GET, PATCH and restore return it, with the reference's id beside control_id.
 type controlOut struct {
@@ -85,6 +90,21 @@ type versionOut struct {
 	guard.ControlVersion
 	VersionNum int    `json:"version_num"`
 	EventType  string `json:"event_type"`
+}
+
+// agentPoliciesGone answers the reference's /api/v1/agents/{agent_name}/policies (and /policy) routes.
+func (s *Server) agentPoliciesGone(w http.ResponseWriter, r *http.Request) {
+	s.writeErr(w, r, problem.New(http.StatusNotFound, problem.CodeNotFound,
+		"policies are not part of this service: an agent's controls are linked to it directly; list them with "+
+			"GET /api/v1/agents/{agent_name}/controls and link one with POST /api/v1/agents/{agent_name}/controls/{control_id}"))
+}
+
+// controlBindingsGone answers the reference's /api/v1/control-bindings routes.
+func (s *Server) controlBindingsGone(w http.ResponseWriter, r *http.Request) {
+	s.writeErr(w, r, problem.New(http.StatusNotFound, problem.CodeNotFound,
+		"control bindings (controls bound to a target_type and target_id) are not part of this service: "+
+			"controls link to agents directly (POST /api/v1/agents/{agent_name}/controls/{control_id}), "+
+			"and the target_type and target_id of an evaluation are ignored"))
 }
 
 // policiesGone answers every /api/v1/policies route of the reference implementation.

@@ -46,7 +46,9 @@ func TestReferenceFieldNames(t *testing.T) {
 		"unlinked_agents": []any{"bot"}, "dissociated_from_agents": []any{"bot"}, "dissociated_from_policies": []any{}, "dissociated_from": []any{}})
 }
 
-// TestReferenceVersionHeader: every response, errors included, carries both version headers.
+// TestReferenceVersionHeader: every response, errors included, carries both version headers: guard's
+// own version in X-Guard-Server-Version, the reference API version (major 8, which the SDKs compare
+// with theirs) in X-Agent-Control-Server-Version.
 func TestReferenceVersionHeader(t *testing.T) {
 	ts := newTS(t, WithAuth(true, []string{"regular"}, []string{"admin"}))
 	for _, r := range []*resp{
@@ -56,7 +58,7 @@ func TestReferenceVersionHeader(t *testing.T) {
 		ts.do("GET", "/api/v1/nothing", nil, APIKeyHeader, "regular"),       // 404
 		ts.do("DELETE", "/api/v1/controls/1", nil, APIKeyHeader, "regular"), // 403
 	} {
-		if r.Header.Get("X-Agent-Control-Server-Version") != "test-1.2.3" || r.Header.Get(VersionHeader) != "test-1.2.3" {
+		if r.Header.Get("X-Agent-Control-Server-Version") != "8.4.0" || r.Header.Get(VersionHeader) != "test-1.2.3" {
 			t.Errorf("status %d: headers %v", r.Code, r.Header)
 		}
 	}
@@ -70,6 +72,33 @@ func TestPoliciesAreNotPartOfThisService(t *testing.T) {
 			p := ts.expectProblem(404, problem.CodeNotFound, method, path, `{"name":"p"}`)
 			if !strings.Contains(p.Detail, "policies are not part of this service") || !strings.Contains(p.Detail, "controls link to agents directly") {
 				t.Fatalf("%s %s: detail %q", method, path, p.Detail)
+			}
+		}
+	}
+}
+
+// TestReferenceRoutesExplainThemselves: the reference's agent policy and control binding routes, whatever
+// the method, are 404 problems that say what to use instead, not the generic 404 of an unknown route.
+func TestReferenceRoutesExplainThemselves(t *testing.T) {
+	ts := newTS(t, WithAuth(true, []string{"regular"}, []string{"admin"}))
+	for _, tc := range []struct {
+		paths []string
+		says  []string
+	}{
+		{[]string{"/api/v1/agents/my-agent-01/policies", "/api/v1/agents/my-agent-01/policies/3", "/api/v1/agents/my-agent-01/policy",
+			"/api/v1/agents/my-agent-01/policy/3"},
+			[]string{"policies are not part of this service", "GET /api/v1/agents/{agent_name}/controls"}},
+		{[]string{"/api/v1/control-bindings", "/api/v1/control-bindings/4", "/api/v1/control-bindings/4/enabled"},
+			[]string{"control bindings", "not part of this service", "POST /api/v1/agents/{agent_name}/controls/{control_id}"}},
+	} {
+		for _, method := range []string{"GET", "PUT", "POST", "PATCH", "DELETE"} {
+			for _, path := range tc.paths {
+				p := ts.expectProblem(404, problem.CodeNotFound, method, path, `{"policy_id":1}`)
+				for _, want := range tc.says {
+					if !strings.Contains(p.Detail, want) {
+						t.Errorf("%s %s: detail %q does not say %q", method, path, p.Detail, want)
+					}
+				}
 			}
 		}
 	}

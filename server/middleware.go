@@ -27,14 +27,15 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 // stamp sets X-Guard-Server-Version (and X-Agent-Control-Server-Version), X-Request-Id and
 // X-Content-Type-Options on the response before anything else runs.
 func (s *Server) stamp(next http.Handler) http.Handler {
-	// One shared value for both version headers (the second is the one the reference SDKs read): assigning
-	// it costs no allocation per response, where Header.Set allocates a slice per header. len == cap, so
-	// a Header.Add elsewhere copies instead of writing into the shared array.
+	// One shared value per version header (guard's own, and the reference API version the reference SDKs
+	// compare with theirs): assigning it costs no allocation per response, where Header.Set allocates a
+	// slice per header. len == cap, so a Header.Add elsewhere copies instead of writing into the shared array.
 	version := []string{s.cfg.version}[:1:1]
+	refVersion := []string{RefAPIVersion}[:1:1]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h[VersionHeader] = version
-		h[refServerVersionHeader] = version
+		h[refServerVersionHeader] = refVersion
 		id := r.Header.Get(problem.RequestIDHeader)
 		if !validRequestID(id) {
 			id = newRequestID()

@@ -66,7 +66,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	for _, rt := range ts.srv.routes() {
 		if rt.method == "" { // any method: documented for each method, a subtree as one {path} parameter
-			path := strings.Replace(rt.path, "/policies/", "/policies/{policy_path}", 1)
+			path := subtreePath(rt.path)
 			for _, m := range []string{"GET", "PUT", "POST", "PATCH", "DELETE"} {
 				routeOps = append(routeOps, m+" "+path)
 			}
@@ -87,6 +87,18 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	if r.Code != 200 || !bytes.Contains(r.Body, []byte("/openapi.json")) || bytes.Contains(r.Body, []byte("https://")) || bytes.Contains(r.Body, []byte("http://")) {
 		t.Fatalf("GET /docs must render the document with no external asset: %d", r.Code)
 	}
+}
+
+// subtreePath names a subtree route (a path ending in /, any method) as the document does: the rest of the
+// path is one parameter.
+func subtreePath(p string) string {
+	if !strings.HasSuffix(p, "/") {
+		return p
+	}
+	if strings.HasSuffix(p, "/control-bindings/") {
+		return p + "{binding_path}"
+	}
+	return p + "{policy_path}"
 }
 
 // validator compiles response schemas of the document on demand.
@@ -120,7 +132,7 @@ func (v *validator) check(req *http.Request, r *resp, pattern string) {
 	t.Helper()
 	method, path, ok := strings.Cut(pattern, " ")
 	if !ok { // an any-method route
-		method, path = req.Method, strings.Replace(pattern, "/policies/", "/policies/{policy_path}", 1)
+		method, path = req.Method, subtreePath(pattern)
 	}
 	item, ok := v.doc.Paths[path]
 	if !ok {

@@ -74,6 +74,12 @@ func (s *Server) routes() []route {
 		// Public, like any unknown route: the answer reveals nothing.
 		f("", apiPrefix+"/policies", levelPublic, s.policiesGone),
 		f("", apiPrefix+"/policies/", levelPublic, s.policiesGone),
+		f("", apiPrefix+"/agents/{agent_name}/policies", levelPublic, s.agentPoliciesGone),
+		f("", apiPrefix+"/agents/{agent_name}/policies/", levelPublic, s.agentPoliciesGone),
+		f("", apiPrefix+"/agents/{agent_name}/policy", levelPublic, s.agentPoliciesGone),
+		f("", apiPrefix+"/agents/{agent_name}/policy/", levelPublic, s.agentPoliciesGone),
+		f("", apiPrefix+"/control-bindings", levelPublic, s.controlBindingsGone),
+		f("", apiPrefix+"/control-bindings/", levelPublic, s.controlBindingsGone),
 	}
 	rs = append(rs, s.obsRoutes()...)
 	rs = append(rs, s.pprofRoutes()...)
