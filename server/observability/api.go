@@ -31,9 +31,13 @@ type API struct {
 	// Durable (OBSERVABILITY_DURABLE): POST /observability/events answers 201 once the events are committed
 	// instead of 202 once buffered. Events recorded by evaluations stay buffered either way.
 	Durable bool
-	Metrics *Metrics
-	Logger  *zap.Logger
-	Now     func() time.Time // nil: time.Now
+	// ReadWait bounds how long a query or a statistics request waits for the events buffered before it
+	// to be written, so that a server reads its own writes (0: DefaultReadWait; negative: no wait, the
+	// read sees what the last batch wrote).
+	ReadWait time.Duration
+	Metrics  *Metrics
+	Logger   *zap.Logger
+	Now      func() time.Time // nil: time.Now
 }
 
 func (a *API) now() time.Time {

@@ -36,7 +36,8 @@ type QueryResponse struct {
 }
 
 // QueryEvents filters stored events, newest first, one page at a time. An empty body asks for the
-// newest 100 events. Events still in the buffer (not yet flushed) are not seen.
+// newest 100 events. Events buffered before the query are written first (catchUp, bounded), so an
+// event this server acknowledged is seen.
 func (a *API) QueryEvents(w http.ResponseWriter, r *http.Request) {
 	if !a.available(w, r, false) {
 		return
@@ -60,6 +61,7 @@ func (a *API) QueryEvents(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.logger(), err)
 		return
 	}
+	a.catchUp(w, r)
 	events, total, err := a.Store.QueryEvents(r.Context(), q)
 	if err != nil {
 		problem.Write(w, r, a.logger(), err)

@@ -115,6 +115,7 @@ func (a *API) Stats(w http.ResponseWriter, r *http.Request) {
 	if p.timeseries {
 		q.Bucket = p.tr.Bucket
 	}
+	a.catchUp(w, r)
 	st, err := a.Store.Stats(r.Context(), q)
 	if err != nil {
 		problem.Write(w, r, a.logger(), err)
@@ -159,6 +160,7 @@ func (a *API) ControlStats(w http.ResponseWriter, r *http.Request) {
 	if p.timeseries {
 		q.Bucket = p.tr.Bucket
 	}
+	a.catchUp(w, r)
 	st, err := a.Store.Stats(r.Context(), q)
 	if err != nil {
 		problem.Write(w, r, a.logger(), err)
