@@ -221,10 +221,9 @@ type compiler struct {
 }
 
 func (c *compiler) control(ctl *Control, d *ControlData, prefix string) (cControl, []Problem) {
+	// observe behaves as log (classOther) and is reported as written: the reference's clients know
+	// observe, not log.
 	decision := d.Action.Decision
-	if decision == DecisionObserve {
-		decision = DecisionLog
-	}
 	cc := cControl{
 		id:       ctl.ID,
 		name:     ctl.Name,

@@ -202,8 +202,10 @@ func TestDecisionPrecedence(t *testing.T) {
 					t.Fatalf("Check = %v", err)
 				}
 				for _, cr := range res.Matches {
-					if cr.Action == guard.DecisionObserve {
-						t.Errorf("observe not normalised to log")
+					for _, c := range tt.controls {
+						if c.ID == cr.ControlID && cr.Action != c.Data.Action.Decision {
+							t.Errorf("control %d reported as %s, want its decision as written (%s): observe behaves as log but reads observe", cr.ControlID, cr.Action, c.Data.Action.Decision)
+						}
 					}
 				}
 			}

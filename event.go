@@ -103,6 +103,7 @@ type StatsTimePoint struct {
 	Timestamp      time.Time    `json:"timestamp"`
 	ExecutionCount int64        `json:"execution_count"`
 	MatchCount     int64        `json:"match_count"`
+	NonMatchCount  int64        `json:"non_match_count"`
 	ErrorCount     int64        `json:"error_count"`
 	ActionCounts   ActionCounts `json:"action_counts"`
 }

@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -79,6 +82,9 @@ func (s *Server) afterEvaluation(r *http.Request, agent string, step *guard.Step
 	}
 	if s.cfg.obs.enabled && s.cfg.obs.recorder != nil {
 		traceID, spanID := eventTraceIDs(r.Header)
+		if traceID == "" && spanID == "" {
+			traceID, spanID = newTraceIDs()
+		}
 		events := observability.EventsFromResult(agent, step, stage, res, traceID, spanID, time.Now())
 		if len(events) > 0 {
 			s.cfg.obs.recorder.Enqueue(events)
@@ -102,6 +108,17 @@ func eventTraceIDs(h http.Header) (traceID, spanID string) {
 	return traceID, spanID
 }
 
+// newTraceIDs makes the trace and span ids of the events of an evaluation whose request named none: the
+// reference's clients read every event's trace_id and span_id as non-empty strings (W3C sizes here:
+// 32 and 16 lower-case hex digits). Not secrets: math/rand/v2 is enough, and cheap.
+func newTraceIDs() (traceID, spanID string) {
+	var b [24]byte
+	binary.LittleEndian.PutUint64(b[0:], rand.Uint64()|1) // never all zero (an invalid W3C id)
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[16:], rand.Uint64()|1)
+	return hex.EncodeToString(b[:16]), hex.EncodeToString(b[16:])
+}
+
 // evaluateShadow evaluates the agent's shadow controls on the step and records what they would have
 // decided as shadow events. Their result is never part of the response; an engine without shadow
 // controls never gets here.
@@ -115,8 +132,11 @@ func (s *Server) evaluateShadow(r *http.Request, eng *guard.Engine, agent string
 	if err != nil || res == nil {
 		return
 	}
-	events := observability.EventsFromResult(agent, step, stage, res,
-		r.Header.Get(TraceIDHeader), r.Header.Get(SpanIDHeader), time.Now())
+	traceID, spanID := r.Header.Get(TraceIDHeader), r.Header.Get(SpanIDHeader)
+	if traceID == "" && spanID == "" {
+		traceID, spanID = newTraceIDs()
+	}
+	events := observability.EventsFromResult(agent, step, stage, res, traceID, spanID, time.Now())
 	for i := range events {
 		events[i].Shadow = true
 	}

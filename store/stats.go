@@ -229,6 +229,7 @@ func timeseries(rows []statsRow, from, to, width int64) []guard.StatsTimePoint {
 		p := &points[r.Bucket-first]
 		p.ExecutionCount += r.Executions
 		p.MatchCount += r.Matches
+		p.NonMatchCount += r.NonMatches
 		p.ErrorCount += r.Errors
 		addActions(&p.ActionCounts, r)
 	}

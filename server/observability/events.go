@@ -45,7 +45,7 @@ func EventsFromResult(agentName string, step *guard.Step, stage guard.Stage, res
 				CheckStage:         stage,
 				StepType:           stepType,
 				StepName:           stepName,
-				Action:             normalizeAction(cr.Action),
+				Action:             cr.Action,
 				Matched:            cr.Result.Matched,
 				Confidence:         cr.Result.Confidence,
 				Timestamp:          ts,
@@ -62,12 +62,4 @@ func EventsFromResult(agentName string, step *guard.Step, stage guard.Stage, res
 		}
 	}
 	return events
-}
-
-// normalizeAction maps the observe synonym to log.
-func normalizeAction(d guard.Decision) guard.Decision {
-	if d == guard.DecisionObserve {
-		return guard.DecisionLog
-	}
-	return d
 }

@@ -41,7 +41,7 @@ func TestEventsFromResultRecordsEveryEvaluatedControl(t *testing.T) {
 		m.EvaluatorName != "regex" || m.SelectorPath != "input.query" || m.ExecutionDurationMS == nil || *m.ExecutionDurationMS != 1.5 {
 		t.Errorf("match event = %+v", m)
 	}
-	if e.Matched || e.ErrorMessage != "timeout" || e.Action != guard.DecisionLog || e.ExecutionDurationMS != nil {
+	if e.Matched || e.ErrorMessage != "timeout" || e.Action != guard.DecisionObserve || e.ExecutionDurationMS != nil {
 		t.Errorf("error event = %+v", e)
 	}
 	if n.Matched || n.ControlID != 3 || n.Action != guard.DecisionSteer {

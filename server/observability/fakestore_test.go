@@ -171,6 +171,9 @@ func (s *memStore) Stats(_ context.Context, q guard.StatsQuery) (guard.Stats, er
 		default:
 			st.Totals.NonMatchCount++
 			cs.NonMatchCount++
+			if p != nil {
+				p.NonMatchCount++
+			}
 			if ag != nil {
 				ag.NonMatchCount++
 			}
@@ -214,7 +217,7 @@ func addAction(c *guard.ActionCounts, d guard.Decision) {
 		c.Steer++
 	case guard.DecisionWarn:
 		c.Warn++
-	case guard.DecisionLog:
+	case guard.DecisionLog, guard.DecisionObserve:
 		c.Log++
 	}
 }

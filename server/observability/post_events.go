@@ -313,13 +313,12 @@ func stepTypeOf(appliesTo string) string {
 	return appliesTo
 }
 
-// parseAction accepts the decisions of the control language, observe normalised to log.
+// parseAction accepts the decisions of the control language. observe is kept as written (the reference's
+// clients read it back); statistics count it with log.
 func parseAction(s string) (guard.Decision, bool) {
 	switch d := guard.Decision(s); d {
-	case guard.DecisionAllow, guard.DecisionDeny, guard.DecisionSteer, guard.DecisionWarn, guard.DecisionLog:
+	case guard.DecisionAllow, guard.DecisionDeny, guard.DecisionSteer, guard.DecisionWarn, guard.DecisionLog, guard.DecisionObserve:
 		return d, true
-	case guard.DecisionObserve:
-		return guard.DecisionLog, true
 	}
 	return "", false
 }

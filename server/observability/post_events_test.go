@@ -49,8 +49,8 @@ func TestPostEventsStoresTheBatch(t *testing.T) {
 		if e := byID[a["control_execution_id"].(string)]; e.AgentName != "agent-a" {
 			t.Errorf("agent name stored as %q, want it normalised", e.AgentName)
 		}
-		if e := byID[b["control_execution_id"].(string)]; e.Action != guard.DecisionLog || e.StepType != "tool" {
-			t.Errorf("observe stored as %q, want log; step type %q, want step_type's tool over applies_to", e.Action, e.StepType)
+		if e := byID[b["control_execution_id"].(string)]; e.Action != guard.DecisionObserve || e.StepType != "tool" {
+			t.Errorf("observe stored as %q, want observe (as written); step type %q, want step_type's tool over applies_to", e.Action, e.StepType)
 		}
 		if e := byID[d["control_execution_id"].(string)]; e.StepType != "llm" {
 			t.Errorf("applies_to llm_call stored as step type %q, want llm", e.StepType)

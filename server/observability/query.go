@@ -3,6 +3,7 @@ package observability
 import (
 	"bytes"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -33,6 +34,14 @@ type QueryResponse struct {
 	Total  int           `json:"total"`
 	Limit  int           `json:"limit"`
 	Offset int           `json:"offset"`
+}
+
+// queryOut is QueryResponse as written, the events with the reference's fields (refshape.go).
+type queryOut struct {
+	Events []eventOut `json:"events"`
+	Total  int        `json:"total"`
+	Limit  int        `json:"limit"`
+	Offset int        `json:"offset"`
 }
 
 // QueryEvents filters stored events, newest first, one page at a time. An empty body asks for the
@@ -70,7 +79,7 @@ func (a *API) QueryEvents(w http.ResponseWriter, r *http.Request) {
 	if events == nil {
 		events = []guard.Event{}
 	}
-	problem.Respond(w, r, a.logger(), http.StatusOK, QueryResponse{Events: events, Total: total, Limit: q.Limit, Offset: q.Offset})
+	problem.Respond(w, r, a.logger(), http.StatusOK, queryOut{Events: toEventsOut(events), Total: total, Limit: q.Limit, Offset: q.Offset})
 }
 
 // toQuery validates the request (every problem at once) and turns it into a store query.
@@ -102,7 +111,17 @@ func (req *QueryRequest) toQuery() (guard.EventQuery, error) {
 				Message: "must be one of allow, deny, steer, warn, log, observe"})
 			continue
 		}
-		q.Actions = append(q.Actions, d)
+		// log and observe are one action under two names: either filter finds both.
+		switch d {
+		case guard.DecisionLog, guard.DecisionObserve:
+			if !slices.Contains(q.Actions, guard.DecisionLog) {
+				q.Actions = append(q.Actions, guard.DecisionLog, guard.DecisionObserve)
+			}
+		default:
+			if !slices.Contains(q.Actions, d) {
+				q.Actions = append(q.Actions, d)
+			}
+		}
 	}
 	for i, s := range req.CheckStages {
 		st := guard.Stage(s)

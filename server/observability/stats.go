@@ -12,7 +12,8 @@ import (
 // DefaultTimeRange is the time_range of a stats request that names none.
 const DefaultTimeRange = "1h"
 
-// TimeRange is one accepted time_range with the width of its time series buckets (at most 60 of them).
+// TimeRange is one accepted time_range with the width of its time series buckets (at most 73 of them);
+// the width divides the span.
 type TimeRange struct {
 	Name   string
 	Span   time.Duration
@@ -29,6 +30,9 @@ var TimeRanges = []TimeRange{
 	{"24h", 24 * time.Hour, 30 * time.Minute},    // 48
 	{"7d", 7 * 24 * time.Hour, 3 * time.Hour},    // 56
 	{"30d", 30 * 24 * time.Hour, 12 * time.Hour}, // 60
+	// The reference's longer ranges (its clients offer them).
+	{"180d", 180 * 24 * time.Hour, 3 * 24 * time.Hour}, // 60
+	{"365d", 365 * 24 * time.Hour, 5 * 24 * time.Hour}, // 73: a bucket must divide the span (365 = 5 × 73)
 }
 
 // LookupTimeRange finds a time_range by name.
@@ -80,7 +84,7 @@ func parseStatsParams(r *http.Request) (statsParams, []guard.Problem) {
 	}
 	tr, ok := LookupTimeRange(name)
 	if !ok {
-		ps = append(ps, guard.Problem{Field: "time_range", Code: "enum", Message: "must be one of 1m, 5m, 15m, 1h, 6h, 24h, 7d, 30d"})
+		ps = append(ps, guard.Problem{Field: "time_range", Code: "enum", Message: "must be one of 1m, 5m, 15m, 1h, 6h, 24h, 7d, 30d, 180d, 365d"})
 	}
 	p.tr = tr
 	for _, f := range []struct {
@@ -135,8 +139,8 @@ func (a *API) Stats(w http.ResponseWriter, r *http.Request) {
 	if shadow == nil {
 		shadow = []guard.ControlStats{}
 	}
-	problem.Respond(w, r, a.logger(), http.StatusOK, StatsResponse{AgentName: p.agent, TimeRange: p.tr.Name, Totals: totals, Controls: controls,
-		Shadow: shadow, Agents: st.Agents})
+	problem.Respond(w, r, a.logger(), http.StatusOK, toStatsOut(StatsResponse{AgentName: p.agent, TimeRange: p.tr.Name, Totals: totals, Controls: controls,
+		Shadow: shadow, Agents: st.Agents}))
 }
 
 // ControlStats answers the statistics of one control for one agent over a time range, or for every agent
@@ -187,8 +191,8 @@ func (a *API) ControlStats(w http.ResponseWriter, r *http.Request) {
 	if p.timeseries {
 		series = fillSeries(st.Totals.Timeseries, since, until, p.tr.Bucket)
 	}
-	problem.Respond(w, r, a.logger(), http.StatusOK, ControlStatsResponse{AgentName: p.agent, TimeRange: p.tr.Name,
-		ControlID: id, ControlName: cs.ControlName, Stats: cs, Agents: st.Agents, Timeseries: series, Shadow: sh})
+	problem.Respond(w, r, a.logger(), http.StatusOK, toControlStatsReportOut(ControlStatsResponse{AgentName: p.agent, TimeRange: p.tr.Name,
+		ControlID: id, ControlName: cs.ControlName, Stats: cs, Agents: st.Agents, Timeseries: series, Shadow: sh}))
 }
 
 // fillSeries returns one point per bucket of [since, until), taking the store's points where there are
@@ -207,6 +211,7 @@ func fillSeries(points []guard.StatsTimePoint, since, until time.Time, bucket ti
 		i := int(ts.Sub(since) / bucket)
 		out[i].ExecutionCount += p.ExecutionCount
 		out[i].MatchCount += p.MatchCount
+		out[i].NonMatchCount += p.NonMatchCount
 		out[i].ErrorCount += p.ErrorCount
 		out[i].ActionCounts.Allow += p.ActionCounts.Allow
 		out[i].ActionCounts.Deny += p.ActionCounts.Deny

@@ -76,7 +76,7 @@ func TestStatsAggregatesOneAgent(t *testing.T) {
 func TestStatsTimeseriesCoversTheRange(t *testing.T) {
 	eachStore(t, func(t *testing.T, st guard.EventStore) {
 		h := statsHarness(t, st)
-		wantPoints := map[string]int{"1m": 60, "5m": 60, "15m": 60, "1h": 60, "6h": 36, "24h": 48, "7d": 56, "30d": 60}
+		wantPoints := map[string]int{"1m": 60, "5m": 60, "15m": 60, "1h": 60, "6h": 36, "24h": 48, "7d": 56, "30d": 60, "180d": 60, "365d": 73}
 		for _, tr := range TimeRanges {
 			t.Run(tr.Name, func(t *testing.T) {
 				var got StatsResponse
@@ -85,15 +85,16 @@ func TestStatsTimeseriesCoversTheRange(t *testing.T) {
 				if len(ts) != wantPoints[tr.Name] {
 					t.Fatalf("%d points, want %d", len(ts), wantPoints[tr.Name])
 				}
-				var sum, matches int64
+				var sum, matches, nonMatches int64
 				for k, p := range ts {
+					nonMatches += p.NonMatchCount
 					if k > 0 && p.Timestamp.Sub(ts[k-1].Timestamp) != tr.Bucket {
 						t.Fatalf("point %d at %v after %v: not one bucket (%v) apart", k, p.Timestamp, ts[k-1].Timestamp, tr.Bucket)
 					}
 					sum += p.ExecutionCount
 					matches += p.MatchCount
 				}
-				if sum != got.Totals.ExecutionCount || matches != got.Totals.MatchCount {
+				if sum != got.Totals.ExecutionCount || matches != got.Totals.MatchCount || nonMatches != got.Totals.NonMatchCount {
 					t.Fatalf("series sums %d executions, %d matches; totals say %d, %d", sum, matches,
 						got.Totals.ExecutionCount, got.Totals.MatchCount)
 				}
