@@ -129,7 +129,8 @@ func (p *parser) jsonObject(v any, path string) map[string]any {
 	return obj
 }
 
-var dataFields = []string{"description", "enabled", "execution", "scope", "condition", "action", "tags", "selector", "evaluator", "mode", "tests"}
+var dataFields = []string{"description", "enabled", "execution", "scope", "condition", "action", "tags", "selector", "evaluator", "mode", "tests",
+	"template", "template_values"}
 
 // data decodes the control data object.
 func (p *parser) data(v any) ControlData {
@@ -190,6 +191,14 @@ func (p *parser) data(v any) ControlData {
 	}
 	if v := obj["tests"]; v != nil {
 		d.Tests = p.tests(v, "tests")
+	}
+	// The reference's template fields: null (as guard's answers write them, so that data read can be
+	// written back) is nothing; a template is rendered first, by POST /control-templates/{name}/render.
+	for _, k := range []string{"template", "template_values"} {
+		if obj[k] != nil {
+			p.add(k, CodeInvalid, "template-backed control data is not stored: render the template first "+
+				"(POST /api/v1/control-templates/{template_name}/render) and store the data it returns")
+		}
 	}
 	return d
 }

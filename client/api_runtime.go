@@ -3,8 +3,10 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 
 	"github.com/guardrail-control/guard"
@@ -17,6 +19,9 @@ type EvaluatorInfo struct {
 	Version        string          `json:"version"`
 	ConfigSchema   json.RawMessage `json:"config_schema"`
 	RequiresAPIKey bool            `json:"requires_api_key"`
+	// TimeoutMS is the evaluator's default timeout (a config's timeout_ms overrides it); 0 from servers
+	// before it was listed.
+	TimeoutMS int64 `json:"timeout_ms"`
 }
 
 // EventsAck is the answer of POST /observability/events: 202 with the events enqueued, or, on a server
@@ -78,13 +83,34 @@ func (c *HTTPClient) Evaluate(ctx context.Context, agentName string, step guard.
 	return &out, nil
 }
 
-// ListEvaluators returns the evaluators the server offers.
+// ListEvaluators returns the evaluators the server offers, sorted by name. It reads the reference's
+// shape the server answers (a map from evaluator name to its info, docs/compatibility.md) and the list
+// {"evaluators": [...]} of servers before it.
 func (c *HTTPClient) ListEvaluators(ctx context.Context) ([]EvaluatorInfo, error) {
-	var out struct {
-		Evaluators []EvaluatorInfo `json:"evaluators"`
+	var raw map[string]json.RawMessage
+	if _, err := c.do(ctx, call{method: http.MethodGet, path: "/evaluators", out: &raw}); err != nil {
+		return nil, err
 	}
-	_, err := c.do(ctx, call{method: http.MethodGet, path: "/evaluators", out: &out})
-	return out.Evaluators, err
+	if old, ok := raw["evaluators"]; ok && len(old) > 0 && old[0] == '[' {
+		var list []EvaluatorInfo
+		if err := json.Unmarshal(old, &list); err != nil {
+			return nil, fmt.Errorf("guard client: GET /evaluators: %w", err)
+		}
+		return list, nil
+	}
+	out := make([]EvaluatorInfo, 0, len(raw))
+	for name, v := range raw {
+		var info EvaluatorInfo
+		if err := json.Unmarshal(v, &info); err != nil {
+			return nil, fmt.Errorf("guard client: GET /evaluators: %s: %w", name, err)
+		}
+		if info.Name == "" {
+			info.Name = name
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }
 
 // PostEvents sends 1 to 1000 observability events. An event's Source may be empty or "sdk" (the server

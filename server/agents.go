@@ -18,15 +18,21 @@ type agentIn struct {
 }
 
 type initAgentRequest struct {
-	Agent        *agentIn           `json:"agent"`
-	Steps        []guard.StepSchema `json:"steps"`
-	ConflictMode string             `json:"conflict_mode"`
+	Agent *agentIn           `json:"agent"`
+	Steps []guard.StepSchema `json:"steps"`
+	// Tools is another name of Steps (the reference's "steps / tools"); giving both is a 422.
+	Tools        *[]guard.StepSchema `json:"tools"`
+	ConflictMode string              `json:"conflict_mode"`
 }
 
 type initAgentResponse struct {
-	Created  bool                 `json:"created"`
-	Agent    guard.Agent          `json:"agent"`
-	Controls []guard.AgentControl `json:"controls"`
+	Created  bool              `json:"created"`
+	Agent    agentOut          `json:"agent"`
+	Controls []agentControlOut `json:"controls"`
+	// The reference's account of what the registration changed (refagents.go); overwrite_applied is
+	// true when conflict_mode overwrite changed a registered agent.
+	OverwriteApplied bool             `json:"overwrite_applied"`
+	OverwriteChanges overwriteChanges `json:"overwrite_changes"`
 }
 
 type agentResponse struct {
@@ -82,18 +88,33 @@ func (s *Server) initAgent(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	before, oldSteps, err := s.registeredBefore(r.Context(), in.Agent.Name)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
 	created, agent, err := s.store.InitAgent(r.Context(), in)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
 	s.cache.invalidate()
+	_, newSteps, err := s.store.GetAgent(r.Context(), agent.Name)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
 	controls, _, err := s.store.AgentControls(r.Context(), agent.Name)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
 	}
-	problem.Respond(w, r, s.log, http.StatusOK, initAgentResponse{Created: created, Agent: fixAgent(agent), Controls: nonNilControls(controls)})
+	if created {
+		before = nil
+	}
+	changes := diffRegistration(before, oldSteps, agent, newSteps)
+	problem.Respond(w, r, s.log, http.StatusOK, initAgentResponse{Created: created, Agent: toAgentOut(agent), Controls: toAgentControls(controls),
+		OverwriteApplied: !created && in.ConflictMode == guard.ConflictOverwrite && changes.any(), OverwriteChanges: changes})
 }
 
 // validateInitAgent checks the request and returns the store input, listing every problem at once.
@@ -116,13 +137,24 @@ func validateInitAgent(req *initAgentRequest) (guard.AgentInit, error) {
 	default:
 		probs = append(probs, guard.Problem{Field: "conflict_mode", Code: "enum", Message: "must be one of strict, overwrite"})
 	}
+	stepsField := "steps"
+	if req.Tools != nil {
+		if req.Steps != nil {
+			probs = append(probs, guard.Problem{Field: "tools", Code: "conflict", Message: "tools is another name of steps: give one of them, not both"})
+			return in, problem.Validation("the agent registration is not valid", probs...)
+		}
+		req.Steps, stepsField = *req.Tools, "tools"
+		if req.Steps == nil {
+			req.Steps = []guard.StepSchema{}
+		}
+	}
 	if len(req.Steps) > guard.MaxAgentSteps {
-		probs = append(probs, guard.Problem{Field: "steps", Code: guard.CodeTooLong, Message: fmt.Sprintf("must have at most %d steps", guard.MaxAgentSteps)})
+		probs = append(probs, guard.Problem{Field: stepsField, Code: guard.CodeTooLong, Message: fmt.Sprintf("must have at most %d steps", guard.MaxAgentSteps)})
 		return in, problem.Validation("the agent registration is not valid", probs...)
 	}
 	seen := make(map[guard.StepRef]bool, len(req.Steps))
 	for i, st := range req.Steps {
-		p := "steps." + strconv.Itoa(i)
+		p := stepsField + "." + strconv.Itoa(i)
 		if st.Type == "" {
 			probs = append(probs, guard.Problem{Field: p + ".type", Code: "required", Message: "must be a non-empty string"})
 		}
@@ -162,10 +194,13 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	problem.Respond(w, r, s.log, http.StatusOK, struct {
-		Agent    guard.Agent          `json:"agent"`
-		Steps    []guard.StepSchema   `json:"steps"`
-		Controls []guard.AgentControl `json:"controls"`
-	}{fixAgent(agent), nonNilSteps(steps), nonNilControls(controls)})
+		Agent    agentOut          `json:"agent"`
+		Steps    []stepOut         `json:"steps"`
+		Controls []agentControlOut `json:"controls"`
+		// The reference's evaluators registered by the agent: guard has none (evaluators are the server's,
+		// GET /evaluators).
+		Evaluators []struct{} `json:"evaluators"`
+	}{toAgentOut(agent), toStepsOut(steps), toAgentControls(controls), []struct{}{}})
 }
 
 func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) {
@@ -219,8 +254,8 @@ func (s *Server) agentControls(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	problem.Respond(w, r, s.log, http.StatusOK, struct {
-		Controls []guard.AgentControl `json:"controls"`
-	}{nonNilControls(controls)})
+		Controls []agentControlOut `json:"controls"`
+	}{toAgentControls(controls)})
 }
 
 func (s *Server) linkControl(w http.ResponseWriter, r *http.Request) {

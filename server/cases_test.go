@@ -45,7 +45,7 @@ func runCase(t *testing.T, ts *tserver, prefix, agent string, c cases.Case) {
 		body := fmt.Sprintf(`{"name":%q,"data":%s}`, prefix+ct.Name, ct.Data)
 		r := sub.do("PUT", "/api/v1/controls", body)
 		switch {
-		case r.Code == 201:
+		case r.Code == 200:
 			ids = append(ids, int64(r.obj(t)["control_id"].(float64)))
 		case r.Code == 422 && c.Want.Invalid:
 			invalid = true

@@ -24,10 +24,14 @@ const RefAPIVersion = "8.4.0"
 type controlOut struct {
 	guard.ControlRecord
 	RefID int64 `json:"id"`
+	// Data in the reference's full form (refdata.go).
+	Data refData `json:"data"`
+	// The reference's cloned_from_control_id: guard does not clone controls.
+	ClonedFrom *int64 `json:"cloned_from_control_id"`
 }
 
 func toControlOut(rec guard.ControlRecord) controlOut {
-	return controlOut{ControlRecord: rec, RefID: rec.ID}
+	return controlOut{ControlRecord: rec, RefID: rec.ID, Data: refData{rec.Data}}
 }
 
 // patchControlOut adds the reference's success flag to the answer of PATCH /controls/{id}.
@@ -37,30 +41,51 @@ type patchControlOut struct {
 }
 
 // summaryOut is a row of GET /controls, with the reference's id and used_by_agents_count.
+// The reference's other fields are there too: its action (the decision; the steering context is not in
+// a summary, so null), and null or false where guard has nothing to say (no clones, templates are
+// rendered before they are stored, no policies or target bindings).
 type summaryOut struct {
 	guard.ControlSummary
-	RefID             int64 `json:"id"`
-	UsedByAgentsCount int   `json:"used_by_agents_count"`
+	RefID             int64          `json:"id"`
+	UsedByAgentsCount int            `json:"used_by_agents_count"`
+	Action            *summaryAction `json:"action"`
+	ClonedFrom        *int64         `json:"cloned_from_control_id"`
+	TemplateBacked    bool           `json:"template_backed"`
+	TemplateRendered  *bool          `json:"template_rendered"`
+	UsedByAgent       *struct{}      `json:"used_by_agent"`
+	Attachments       *struct{}      `json:"attachments"`
+}
+
+type summaryAction struct {
+	Decision        guard.Decision         `json:"decision"`
+	SteeringContext *guard.SteeringContext `json:"steering_context"`
 }
 
 func toSummaries(list []guard.ControlSummary) []summaryOut {
 	out := make([]summaryOut, len(list))
 	for i := range list {
-		out[i] = summaryOut{ControlSummary: list[i], RefID: list[i].ID, UsedByAgentsCount: list[i].AgentCount}
+		o := summaryOut{ControlSummary: list[i], RefID: list[i].ID, UsedByAgentsCount: list[i].AgentCount}
+		if d := list[i].Decision; d != "" {
+			o.Action = &summaryAction{Decision: d}
+		}
+		out[i] = o
 	}
 	return out
 }
 
 // agentSummaryOut is a row of GET /agents, with the reference's active_controls_count.
+// policy_ids is always empty (guard has no policies) and evaluator_count 0 (agents register no evaluators).
 type agentSummaryOut struct {
 	guard.AgentSummary
-	ActiveControlsCount int `json:"active_controls_count"`
+	ActiveControlsCount int     `json:"active_controls_count"`
+	PolicyIDs           []int64 `json:"policy_ids"`
+	EvaluatorCount      int     `json:"evaluator_count"`
 }
 
 func toAgentSummaries(list []guard.AgentSummary) []agentSummaryOut {
 	out := make([]agentSummaryOut, len(list))
 	for i := range list {
-		out[i] = agentSummaryOut{AgentSummary: list[i], ActiveControlsCount: list[i].ControlCount}
+		out[i] = agentSummaryOut{AgentSummary: list[i], ActiveControlsCount: list[i].ControlCount, PolicyIDs: []int64{}}
 	}
 	return out
 }
@@ -83,6 +108,7 @@ type deleteControlResponse struct {
 	DissociatedFromAgents   []string `json:"dissociated_from_agents"`
 	DissociatedFromPolicies []int64  `json:"dissociated_from_policies"`
 	DissociatedFrom         []int64  `json:"dissociated_from"`
+	DetachedTargetBindings  []int64  `json:"detached_target_bindings"` // always empty: no target bindings
 }
 
 // versionOut is one version, with the reference's version_num and event_type beside version and event.

@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -104,15 +106,16 @@ func TestReferenceRoutesExplainThemselves(t *testing.T) {
 	}
 }
 
-// TestCursorsOverHTTP: list cursors survive lower-casing (the reference SDKs lower-case them) and are at
-// least 10 characters; a forged cursor of the right shape is a 422 like garbage.
+// TestCursorsOverHTTP: agent cursors survive lower-casing (the reference SDKs lower-case them) and are at
+// least 10 characters; a forged cursor of the right shape is a 422 like garbage. Control cursors are the
+// reference's integers (TestControlCursorsOverHTTP).
 func TestCursorsOverHTTP(t *testing.T) {
 	ts := newTS(t)
 	for i := range 3 {
 		ts.initAgent(fmt.Sprintf("agent-%d", i))
 		ts.createControl(fmt.Sprintf("c%d", i), nil)
 	}
-	for _, list := range []string{"/api/v1/agents", "/api/v1/controls"} {
+	for _, list := range []string{"/api/v1/agents"} {
 		pg := ts.ok(200, "GET", list+"?limit=1", nil)["pagination"].(map[string]any)
 		cur, _ := pg["next_cursor"].(string)
 		if len(cur) < 10 || strings.ToLower(cur) != cur {
@@ -125,6 +128,60 @@ func TestCursorsOverHTTP(t *testing.T) {
 			if p.Errors[0].Field != "cursor" {
 				t.Fatalf("%s %s: %+v", list, bad, p.Errors)
 			}
+		}
+	}
+}
+
+// evaluatorValues returns the entries of GET /evaluators (a map from name to info), sorted by name.
+func evaluatorValues(t *testing.T, m map[string]any) []any {
+	t.Helper()
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := make([]any, len(names))
+	for i, k := range names {
+		if _, ok := m[k].(map[string]any); !ok {
+			t.Fatalf("GET /evaluators: %q is not an evaluator object", k)
+		}
+		out[i] = m[k]
+	}
+	return out
+}
+
+// TestControlCursorsOverHTTP: control pages walk with the reference's integer cursors, as its clients
+// send them; a malformed one is a 422 naming cursor and saying what it must be.
+func TestControlCursorsOverHTTP(t *testing.T) {
+	ts := newTS(t)
+	var ids []float64
+	for i := range 3 {
+		ids = append(ids, float64(ts.createControl(fmt.Sprintf("c%d", i), nil)))
+	}
+	var walked []float64
+	path := "/api/v1/controls?limit=1"
+	for range 5 {
+		m := ts.ok(200, "GET", path, nil)
+		for _, c := range m["controls"].([]any) {
+			walked = append(walked, c.(map[string]any)["id"].(float64))
+		}
+		pg := m["pagination"].(map[string]any)
+		if pg["has_more"] != true {
+			break
+		}
+		cur := pg["next_cursor"].(string)
+		if _, err := strconv.ParseInt(cur, 10, 64); err != nil {
+			t.Fatalf("next_cursor %q is not an integer", cur)
+		}
+		path = "/api/v1/controls?limit=1&cursor=" + cur
+	}
+	if fmt.Sprint(walked) != fmt.Sprint([]float64{ids[2], ids[1], ids[0]}) {
+		t.Fatalf("walked %v, want %v newest first", walked, ids)
+	}
+	for _, bad := range []string{"0", "007", "-2", "x1", strings.Repeat("9", 30)} {
+		p := ts.expectProblem(422, problem.CodeValidation, "GET", "/api/v1/controls?cursor="+bad, nil)
+		if len(p.Errors) != 1 || p.Errors[0].Field != "cursor" || !strings.Contains(p.Errors[0].Message, "positive integer") {
+			t.Errorf("cursor %q: %+v", bad, p.Errors)
 		}
 	}
 }

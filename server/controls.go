@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/server/problem"
@@ -102,7 +103,9 @@ func (s *Server) createControl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cache.invalidate()
-	problem.Respond(w, r, s.log, http.StatusCreated, struct {
+	// 200, as the reference answers (its generated clients refuse a 201); the Location names the control.
+	w.Header().Set("Location", apiPrefix+"/controls/"+strconv.FormatInt(rec.ID, 10))
+	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		ControlID int64 `json:"control_id"`
 	}{rec.ID})
 }
@@ -128,6 +131,9 @@ func (s *Server) listControls(w http.ResponseWriter, r *http.Request) {
 		f.Stage = st
 	}
 	list, info, err := s.store.ListControls(r.Context(), f, pg)
+	if errors.Is(err, guard.ErrBadCursor) {
+		err = invalidParam("cursor", "invalid", "must be a positive integer without leading zeros: the next_cursor of the previous page (the id of its last control)")
+	}
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -249,7 +255,7 @@ func (s *Server) deleteControl(w http.ResponseWriter, r *http.Request) {
 		agents = []string{}
 	}
 	problem.Respond(w, r, s.log, http.StatusOK, deleteControlResponse{Success: true, UnlinkedAgents: agents, DissociatedFromAgents: agents,
-		DissociatedFromPolicies: []int64{}, DissociatedFrom: []int64{}})
+		DissociatedFromPolicies: []int64{}, DissociatedFrom: []int64{}, DetachedTargetBindings: []int64{}})
 }
 
 func (s *Server) getControlData(w http.ResponseWriter, r *http.Request) {

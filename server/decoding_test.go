@@ -49,7 +49,7 @@ func TestDecodingRule(t *testing.T) {
 		{"create control", "PUT", "/api/v1/controls", func(x string) string {
 			n++
 			return `{"name":"k` + strconv.Itoa(n) + `","data":` + fmt.Sprintf(data, x) + `}`
-		}, 201, false, "data.zz"},
+		}, 200, false, "data.zz"},
 		{"put control data", "PUT", ctl + "/data", func(x string) string { return `{"data":` + fmt.Sprintf(data, x) + `}` }, 200, false, "data.zz"},
 		{"validate", "POST", "/api/v1/controls/validate", func(x string) string { return `{"data":` + fmt.Sprintf(data, x) + `}` }, 200, false, "data.zz"},
 		{"patch control", "PATCH", ctl, func(x string) string { return `{"enabled":true` + x + `}` }, 200, false, "zz"},

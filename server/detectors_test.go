@@ -18,7 +18,7 @@ func TestDetectorsListed(t *testing.T) {
 	ts := newTS(t)
 	m := ts.ok(200, "GET", "/api/v1/evaluators", nil)
 	want := map[string]string{"sql": "required_column_values", "secrets": "rule_groups", "pii": "min_confidence", "json": "field_patterns"}
-	for _, e := range m["evaluators"].([]any) {
+	for _, e := range evaluatorValues(t, m) {
 		e := e.(map[string]any)
 		key, ok := want[e["name"].(string)]
 		if !ok {

@@ -73,10 +73,15 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 func TestEvaluators(t *testing.T) {
 	ts := newTS(t)
 	m := ts.ok(200, "GET", "/api/v1/evaluators", nil)
-	evs := m["evaluators"].([]any)
 	names := map[string]bool{}
-	for _, e := range evs {
+	for key, e := range m { // the reference's shape: a map from name to info
 		e := e.(map[string]any)
+		if e["name"] != key {
+			t.Fatalf("entry %q names %v", key, e["name"])
+		}
+		if ms, ok := e["timeout_ms"].(float64); !ok || ms <= 0 {
+			t.Fatalf("timeout_ms: %v", e)
+		}
 		names[e["name"].(string)] = true
 		if _, ok := e["config_schema"].(map[string]any); !ok {
 			t.Fatalf("config_schema: %v", e)

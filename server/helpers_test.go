@@ -167,7 +167,7 @@ func (ts *tserver) createControl(name string, data map[string]any) int64 {
 	if data != nil {
 		body["data"] = data
 	}
-	m := ts.ok(201, "PUT", "/api/v1/controls", body)
+	m := ts.ok(200, "PUT", "/api/v1/controls", body)
 	return int64(m["control_id"].(float64))
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/guardrail-control/guard/evaluator"
 	"github.com/guardrail-control/guard/server/openapi"
 	"github.com/guardrail-control/guard/server/problem"
 )
@@ -29,27 +30,35 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	problem.Respond(w, r, s.log, http.StatusOK, healthResponse{Status: "healthy", Version: s.cfg.version, Database: db})
 }
 
+// evaluatorInfo is one evaluator as GET /evaluators shows it: the reference's EvaluatorInfo (timeout_ms
+// is the default timeout, which a config's timeout_ms overrides).
 type evaluatorInfo struct {
 	Name           string          `json:"name"`
 	Description    string          `json:"description"`
 	Version        string          `json:"version"`
 	ConfigSchema   json.RawMessage `json:"config_schema"`
 	RequiresAPIKey bool            `json:"requires_api_key"`
+	TimeoutMS      int64           `json:"timeout_ms"`
 }
 
+// listEvaluators answers the reference's shape, a map from evaluator name to its info (its clients
+// validate it so; encoding/json writes the names sorted). guard's dashboard reads the same map.
 func (s *Server) listEvaluators(w http.ResponseWriter, r *http.Request) {
 	fs := s.cfg.registry.List()
-	out := make([]evaluatorInfo, 0, len(fs))
+	out := make(map[string]evaluatorInfo, len(fs))
 	for _, f := range fs {
 		schema := f.ConfigSchema
 		if len(schema) == 0 || !json.Valid(schema) {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		out = append(out, evaluatorInfo{Name: f.Name, Description: f.Description, Version: f.Version, ConfigSchema: schema, RequiresAPIKey: f.RequiresAPIKey})
+		timeout := evaluator.DefaultTimeout
+		if f.External {
+			timeout = evaluator.DefaultExternalTimeout
+		}
+		out[f.Name] = evaluatorInfo{Name: f.Name, Description: f.Description, Version: f.Version, ConfigSchema: schema,
+			RequiresAPIKey: f.RequiresAPIKey, TimeoutMS: timeout.Milliseconds()}
 	}
-	problem.Respond(w, r, s.log, http.StatusOK, struct {
-		Evaluators []evaluatorInfo `json:"evaluators"`
-	}{out})
+	problem.Respond(w, r, s.log, http.StatusOK, out)
 }
 
 func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {

@@ -48,7 +48,7 @@ func benchReplay(b *testing.B, steps, controls int) {
 	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "bot"}, "steps": []any{}})
 	var first int64
 	for i := range controls {
-		c := ts.ok(201, "PUT", "/api/v1/controls", map[string]any{"name": "c" + strconv.Itoa(i),
+		c := ts.ok(200, "PUT", "/api/v1/controls", map[string]any{"name": "c" + strconv.Itoa(i),
 			"data": benchControlData(i, fmt.Sprintf(`\bword%03d\b|secret-%d-[0-9]+`, i, i))})
 		id := int64(c["control_id"].(float64))
 		if i == 0 {

@@ -43,7 +43,7 @@ func captureTS(t *testing.T, st *store.Store, agents []string, opts ...Option) (
 func seedAgent(ts *tserver, agent string) int64 {
 	ts.t.Helper()
 	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": agent}, "steps": []any{}})
-	c := ts.ok(201, "PUT", "/api/v1/controls", map[string]any{"name": "block-drop-" + agent, "data": denyData("drop")})
+	c := ts.ok(200, "PUT", "/api/v1/controls", map[string]any{"name": "block-drop-" + agent, "data": denyData("drop")})
 	id := int64(c["control_id"].(float64))
 	ts.ok(200, "POST", fmt.Sprintf("/api/v1/agents/%s/controls/%d", agent, id), nil)
 	return id

@@ -70,6 +70,9 @@ func cursorMAC(secret []byte, list string, key uint64) string {
 }
 
 func (s *Store) encodeCursor(ctx context.Context, list string, key int64) (string, error) {
+	if positionLists[list] { // cursor_position.go
+		return strconv.FormatInt(key, 10), nil
+	}
 	secret, err := s.cursorKey(ctx)
 	if err != nil {
 		return "", err
@@ -83,6 +86,9 @@ func (s *Store) encodeCursor(ctx context.Context, list string, key int64) (strin
 func (s *Store) decodeCursor(ctx context.Context, list, cursor string) (int64, error) {
 	if cursor == "" {
 		return 0, nil
+	}
+	if positionLists[list] && isDigits(cursor) { // cursor_position.go
+		return decodePosition(cursor)
 	}
 	bad := fmt.Errorf("store: %w", guard.ErrBadCursor)
 	if len(cursor) != cursorLen || !strings.HasPrefix(cursor, cursorPrefix) || !lowerHex(cursor[len(cursorPrefix):]) {

@@ -96,3 +96,56 @@ func TestCursorsAreAuthenticated(t *testing.T) {
 		}
 	})
 }
+
+// TestControlCursorsArePositions: the control list's cursor is the reference's integer, the id of the
+// page's last control; pages walk with it from any replica, a position the server did not issue starts a
+// page below it, a signed cursor of the earlier form is still read, and anything else that is not a
+// positive integer without leading zeros is refused.
+func TestControlCursorsArePositions(t *testing.T) {
+	storetest.EachURL(t, func(t *testing.T, url string) {
+		ctx := ctxT(t)
+		s, err := store.OpenAndMigrate(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var ids []int64
+		for i := range 4 {
+			rec, err := s.CreateControl(ctx, fmt.Sprintf("pos-%d", i), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, rec.ID)
+		}
+		var walked []int64
+		cursor := ""
+		for range 10 {
+			page, info, err := s.ListControls(ctx, guard.ControlFilter{}, guard.PageRequest{Limit: 1, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range page {
+				walked = append(walked, c.ID)
+			}
+			if !info.HasMore {
+				break
+			}
+			if want := fmt.Sprint(page[len(page)-1].ID); *info.NextCursor != want {
+				t.Fatalf("next_cursor %q, want the last id %s", *info.NextCursor, want)
+			}
+			cursor = *info.NextCursor
+		}
+		if fmt.Sprint(walked) != fmt.Sprint([]int64{ids[3], ids[2], ids[1], ids[0]}) {
+			t.Fatalf("walked %v, want %v newest first", walked, ids)
+		}
+		page, _, err := s.ListControls(ctx, guard.ControlFilter{}, guard.PageRequest{Limit: 10, Cursor: fmt.Sprint(ids[3] + 100)})
+		if err != nil || len(page) != 4 {
+			t.Fatalf("a position past the newest: %v, %d controls", err, len(page))
+		}
+		for _, bad := range []string{"0", "05", "-1", "+3", "1.5", "1e3", "99999999999999999999", " 3", "abc"} {
+			if _, _, err := s.ListControls(ctx, guard.ControlFilter{}, guard.PageRequest{Limit: 1, Cursor: bad}); !errors.Is(err, guard.ErrBadCursor) {
+				t.Errorf("cursor %q: %v, want ErrBadCursor", bad, err)
+			}
+		}
+	})
+}

@@ -12,7 +12,7 @@ import (
 func TestDetectorsInBinary(t *testing.T) {
 	p := startServer(t, map[string]string{"DB_URL": filepath.Join(t.TempDir(), "guard.db")}, "serve", "--migrate")
 	listed := map[string]bool{}
-	for _, e := range p.call(http.StatusOK, http.MethodGet, "/api/v1/evaluators", nil)["evaluators"].([]any) {
+	for _, e := range p.call(http.StatusOK, http.MethodGet, "/api/v1/evaluators", nil) { // a map from name to info
 		e := e.(map[string]any)
 		if _, ok := e["config_schema"].(map[string]any)["properties"]; ok {
 			listed[e["name"].(string)] = true
@@ -28,7 +28,7 @@ func TestDetectorsInBinary(t *testing.T) {
 			"query_field": "input.query", "required_column_values": map[string]any{"tenant_id": "tenant_id"}}}},
 		"action": map[string]any{"decision": "deny"},
 	}
-	id := int64(p.call(http.StatusCreated, http.MethodPut, "/api/v1/controls", map[string]any{"name": "tenant-sql", "data": ctl})["control_id"].(float64))
+	id := int64(p.call(http.StatusOK, http.MethodPut, "/api/v1/controls", map[string]any{"name": "tenant-sql", "data": ctl})["control_id"].(float64))
 	p.call(http.StatusOK, http.MethodPost, "/api/v1/agents/initAgent", map[string]any{
 		"agent": map[string]any{"agent_name": "db-agent", "agent_description": "d"}, "steps": []any{map[string]any{"type": "tool", "name": "run_sql"}}})
 	p.call(http.StatusOK, http.MethodPost, "/api/v1/agents/db-agent/controls/"+strconv.FormatInt(id, 10), nil)

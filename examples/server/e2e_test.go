@@ -38,11 +38,11 @@ func regex(pattern, decision string) map[string]any {
 
 // typicalFlow is the flow of issue 4 point 8.
 func typicalFlow(t *testing.T, p *proc) {
-	id := int64(p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "block-ssn"})["control_id"].(float64))
+	id := int64(p.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "block-ssn"})["control_id"].(float64))
 	c := fmt.Sprintf("/api/v1/controls/%d", id)
 	p.call(200, "PUT", c+"/data", map[string]any{"data": regex(`\b\d{3}-\d{2}-\d{4}\b`, "deny")})
-	steer := int64(p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "steer-email", "data": regex(`send email`, "steer")})["control_id"].(float64))
-	warn := int64(p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "warn-refund", "data": regex(`refund`, "warn")})["control_id"].(float64))
+	steer := int64(p.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "steer-email", "data": regex(`send email`, "steer")})["control_id"].(float64))
+	warn := int64(p.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "warn-refund", "data": regex(`refund`, "warn")})["control_id"].(float64))
 	p.call(200, "POST", "/api/v1/agents/initAgent", map[string]any{
 		"agent": map[string]any{"agent_name": "support-bot"},
 		"steps": []any{map[string]any{"type": "llm", "name": "chat"}, map[string]any{"type": "tool", "name": "search", "input_schema": map[string]any{"type": "object"}}},
@@ -113,7 +113,7 @@ func TestEndToEndAuthAndPages(t *testing.T) {
 		{"GET", "/api/v1/controls", "wrong", 401},
 		{"GET", "/api/v1/controls", "reg-key", 200},
 		{"PUT", "/api/v1/controls", "reg-key", 403},
-		{"PUT", "/api/v1/controls", "adm-key", 201},
+		{"PUT", "/api/v1/controls", "adm-key", 200},
 		{"GET", "/health", "", 200},
 		{"GET", "/docs", "", 200},
 		{"GET", "/metrics", "", 200},
@@ -187,7 +187,7 @@ func gracefulShutdown(t *testing.T, sig syscall.Signal) {
 		t.Fatalf("in-flight request: %v\n%s", err, p.stderr)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
+	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("in-flight request: %d", resp.StatusCode)
 	}
 	if !p.exitedWithin(30 * time.Second) {
@@ -215,7 +215,7 @@ func TestReplicasPostgres(t *testing.T) {
 	a := startServer(t, map[string]string{"DATABASE_URL": url}, "serve", "--migrate")
 	b := startServer(t, map[string]string{"DATABASE_URL": url})
 	a.call(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "bot"}})
-	id := int64(a.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "c", "data": regex("secret", "deny")})["control_id"].(float64))
+	id := int64(a.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "c", "data": regex("secret", "deny")})["control_id"].(float64))
 	a.call(200, "POST", fmt.Sprintf("/api/v1/agents/bot/controls/%d", id), nil)
 	if got := b.decide("bot", "pre", "a secret"); got != "deny" {
 		t.Fatalf("B: %s", got)

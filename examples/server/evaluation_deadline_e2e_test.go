@@ -19,7 +19,7 @@ func TestEvaluationDeadlineE2E(t *testing.T) {
 		"agent": map[string]any{"agent_name": "slow-agent"}, "steps": []any{map[string]any{"type": "llm", "name": "chat"}}})
 	const n = 70
 	for i := range n {
-		m := p.call(http.StatusCreated, "PUT", "/api/v1/controls", map[string]any{"name": fmt.Sprintf("slow-%d", i), "data": map[string]any{
+		m := p.call(http.StatusOK, "PUT", "/api/v1/controls", map[string]any{"name": fmt.Sprintf("slow-%d", i), "data": map[string]any{
 			"condition": map[string]any{"selector": map[string]any{"path": "input"},
 				"evaluator": map[string]any{"name": "regex", "config": map[string]any{"pattern": `^(?=(a+)+$)`}}},
 			"action": map[string]any{"decision": "deny"}}})

@@ -185,7 +185,7 @@ func mcpControl(p *proc, agent, name string, data map[string]any) int64 {
 	var ctl struct {
 		ID int64 `json:"control_id"`
 	}
-	p.callInto(http.StatusCreated, http.MethodPut, "/api/v1/controls", map[string]any{"name": name, "data": data}, &ctl)
+	p.callInto(http.StatusOK, http.MethodPut, "/api/v1/controls", map[string]any{"name": name, "data": data}, &ctl)
 	p.callInto(http.StatusOK, http.MethodPost, fmt.Sprintf("/api/v1/agents/%s/controls/%d", agent, ctl.ID), nil, nil)
 	return ctl.ID
 }

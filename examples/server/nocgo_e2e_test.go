@@ -38,6 +38,6 @@ func TestBinaryWithoutCgo(t *testing.T) {
 	}
 	p := startBinary(t, bin, map[string]string{"DATABASE_URL": storetest.PostgresURL(t)}, "serve", "--migrate")
 	p.call(200, "GET", "/ready", nil)
-	p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "c", "data": regex("x", "deny")})
+	p.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "c", "data": regex("x", "deny")})
 	p.stop()
 }

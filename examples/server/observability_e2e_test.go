@@ -98,7 +98,7 @@ func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
 	var ctl struct {
 		ID int64 `json:"control_id"`
 	}
-	p.callInto(http.StatusCreated, http.MethodPut, "/api/v1/controls", map[string]any{"name": "e2e-obs-ssn", "data": map[string]any{
+	p.callInto(http.StatusOK, http.MethodPut, "/api/v1/controls", map[string]any{"name": "e2e-obs-ssn", "data": map[string]any{
 		"condition": map[string]any{"selector": map[string]any{"path": "input"},
 			"evaluator": map[string]any{"name": "regex", "config": map[string]any{"pattern": `\d{3}-\d{2}-\d{4}`}}},
 		"action": map[string]any{"decision": "deny"},

@@ -40,7 +40,7 @@ func testOTelExportE2E(t *testing.T, protocol string) {
 		"OTEL_BSP_SCHEDULE_DELAY":     "3600000",
 		"OBSERVABILITY_ENABLED":       "true",
 	}, "serve", "--migrate")
-	id := int64(p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "block-ssn", "data": regex(`\b\d{3}-\d{2}-\d{4}\b`, "deny")})["control_id"].(float64))
+	id := int64(p.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "block-ssn", "data": regex(`\b\d{3}-\d{2}-\d{4}\b`, "deny")})["control_id"].(float64))
 	p.call(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "support-bot"}})
 	p.call(200, "POST", fmt.Sprintf("/api/v1/agents/support-bot/controls/%d", id), nil)
 	code, _, body := p.do(http.MethodPost, "/api/v1/evaluation", map[string]any{"agent_name": "support-bot", "stage": "pre",

@@ -38,8 +38,8 @@ func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
 
 	// Before the outage: two controls (one edited, so it has two versions), two agents linked to the
 	// first; only cached-bot is evaluated, so only its engine is compiled.
-	deny := int64(p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "block-ssn", "data": regex(`\d{3}-\d{2}-\d{4}`, "deny")})["control_id"].(float64))
-	other := int64(p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "steer-email", "data": regex(`send email`, "steer")})["control_id"].(float64))
+	deny := int64(p.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "block-ssn", "data": regex(`\d{3}-\d{2}-\d{4}`, "deny")})["control_id"].(float64))
+	other := int64(p.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "steer-email", "data": regex(`send email`, "steer")})["control_id"].(float64))
 	p.call(200, "PUT", controlPath(other)+"/data", map[string]any{"data": regex(`send mail`, "steer")})
 	for _, agent := range []string{"cached-bot", "cold-bot"} {
 		p.call(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": agent},
@@ -51,7 +51,7 @@ func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
 	}
 	// A write after the compilation marks every cached engine stale: cached-bot's first evaluation in
 	// the outage must revalidate, fail to reach the database and fall back to the engine it has.
-	p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "unlinked", "data": regex("unlinked", "deny")})
+	p.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "unlinked", "data": regex("unlinked", "deny")})
 	reads := []string{
 		"/api/v1/controls", controlPath(deny), controlPath(other) + "/data", controlPath(other) + "/versions",
 		controlPath(other) + "/versions/1", "/api/v1/agents", "/api/v1/agents/cold-bot", "/api/v1/agents/cold-bot/controls",
@@ -176,7 +176,7 @@ func TestDatabaseOutageAndRecoveryPostgres(t *testing.T) {
 	if got := p.decide("cold-bot", "pre", "ssn 123-45-6789"); got != "deny" {
 		t.Fatalf("cold-bot after recovery: %s, want deny", got)
 	}
-	p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "after-outage", "data": regex("z", "deny")})
+	p.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "after-outage", "data": regex("z", "deny")})
 	p.call(200, "PUT", controlPath(deny)+"/data", map[string]any{"data": regex(`forbidden`, "deny")})
 	for _, agent := range []string{"cached-bot", "cold-bot"} {
 		if got := p.decide(agent, "pre", "forbidden"); got != "deny" {

@@ -22,7 +22,7 @@ func TestStartupLineNeverShowsThePassword(t *testing.T) {
 	}
 	u.User = url.UserPassword(u.User.Username(), password)
 	p := startServer(t, map[string]string{"DATABASE_URL": u.String()}, "serve", "--migrate")
-	p.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "c1", "data": regex("x", "deny")})
+	p.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "c1", "data": regex("x", "deny")})
 	p.do("GET", "/api/v1/controls/999", nil, nil)
 	p.do("GET", "/ready", nil, nil)
 	p.stop()

@@ -199,7 +199,9 @@ func (in *eventWire) validate(ev *guard.Event, at string) []guard.Problem {
 
 	switch {
 	case in.ControlExecutionID == "":
-		add("control_execution_id", "required", "is required")
+		// The reference makes one when the client sends none; so does guard. The event is then not
+		// idempotent on retry (a retried batch stores it again), as in the reference.
+		ev.ControlExecutionID = uuid.NewString()
 	default:
 		if id, err := uuid.Parse(in.ControlExecutionID); err != nil || len(in.ControlExecutionID) > maxShortField {
 			add("control_execution_id", "format", "must be a UUID")

@@ -72,8 +72,6 @@ func TestPostEventsRejectsInvalidEvents(t *testing.T) {
 		field string
 		code  string
 	}{
-		{"missing execution id", func(e map[string]any) { delete(e, "control_execution_id") }, "control_execution_id", "required"},
-		{"empty execution id", func(e map[string]any) { e["control_execution_id"] = "" }, "control_execution_id", "required"},
 		{"execution id not a uuid", func(e map[string]any) { e["control_execution_id"] = secret }, "control_execution_id", "format"},
 		{"missing agent", func(e map[string]any) { delete(e, "agent_name") }, "agent_name", "required"},
 		{"bad agent name", func(e map[string]any) { e["agent_name"] = secret + " !" }, "agent_name", "invalid"},
@@ -222,4 +220,31 @@ func TestPostEventsRefusesWhatDoesNotFitAndLosesNothingElse(t *testing.T) {
 	if v := counterValue(t, m, "guard_events_dropped_total", map[string]string{"reason": DropBufferFull}); v != 0 {
 		t.Fatalf("events_dropped_total{buffer_full} = %v, want 0: posted events are refused, not dropped", v)
 	}
+}
+
+// TestPostEventsAssignsAnExecutionID: an event without control_execution_id (absent, empty or null), as
+// the reference accepts it, is stored with a fresh UUID of its own.
+func TestPostEventsAssignsAnExecutionID(t *testing.T) {
+	eachStore(t, func(t *testing.T, st guard.EventStore) {
+		h := newHarness(t, st, RecorderConfig{})
+		absent, empty, null := wireEvent(t, 0), wireEvent(t, 1), wireEvent(t, 2)
+		delete(absent, "control_execution_id")
+		empty["control_execution_id"] = ""
+		null["control_execution_id"] = nil
+		if rec := h.do(http.MethodPost, eventsPath, postBody(absent, empty, null)); rec.Code != http.StatusAccepted {
+			t.Fatalf("post: %d %s", rec.Code, rec.Body)
+		}
+		var q QueryResponse
+		decode(t, h.do(http.MethodPost, queryPath, map[string]any{}), http.StatusOK, &q)
+		ids := map[string]bool{}
+		for _, e := range q.Events {
+			if _, err := uuid.Parse(e.ControlExecutionID); err != nil {
+				t.Errorf("stored execution id %q is not a UUID", e.ControlExecutionID)
+			}
+			ids[e.ControlExecutionID] = true
+		}
+		if q.Total != 3 || len(ids) != 3 {
+			t.Fatalf("stored %d events with %d distinct ids, want 3 and 3", q.Total, len(ids))
+		}
+	})
 }

@@ -369,7 +369,7 @@ func (a *app) createControl(name string, data map[string]any) int64 {
 	var res struct {
 		ControlID int64 `json:"control_id"`
 	}
-	a.call("PUT", "/api/v1/controls", map[string]any{"name": name, "data": data}, http.StatusCreated, &res)
+	a.call("PUT", "/api/v1/controls", map[string]any{"name": name, "data": data}, http.StatusOK, &res)
 	return res.ControlID
 }
 

@@ -28,7 +28,7 @@ func seedShowcase(a *app) (controlID int64) {
 	warn := a.createControl("warn-competitor-names", regexControl(`(?i)acme|globex`, "warn", "post"))
 	logc := a.createControl("log-tool-calls", regexControl(`.`, "log", "pre", "post"))
 	a.createControl("allow-internal-docs", regexControl(`^internal:`, "allow", "pre"))
-	a.call("PUT", "/api/v1/controls", map[string]any{"name": "draft-pii-filter"}, http.StatusCreated, nil)
+	a.call("PUT", "/api/v1/controls", map[string]any{"name": "draft-pii-filter"}, http.StatusOK, nil)
 	for _, id := range []int64{ssn, steer, warn, logc} {
 		a.call("POST", fmt.Sprintf("/api/v1/agents/support-bot/controls/%d", id), nil, http.StatusOK, nil)
 	}

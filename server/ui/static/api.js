@@ -62,3 +62,11 @@ export async function probeAccess() {
   }
   return !session.readOnly;
 }
+
+// evaluatorList turns GET /evaluators (a map from evaluator name to its info, the reference's shape) into
+// a list sorted by name; it also reads the {"evaluators": [...]} of servers before it.
+export function evaluatorList(r) {
+  if (r && Array.isArray(r.evaluators)) return r.evaluators;
+  return Object.entries(r || {}).map(([name, ev]) => ({ ...ev, name: ev.name || name }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}

@@ -3,7 +3,7 @@
 // of truth: every change in the form rewrites it (and fires its input event, so live validation runs),
 // and every valid edit of the JSON redraws the form.
 import { h } from './dom.js';
-import { api } from './api.js';
+import { api, evaluatorList } from './api.js';
 
 const PATHS = ['input', 'output', 'name', 'type', 'context', '*'];
 const DEFAULT_LEAF = () => ({ selector: { path: 'input' }, evaluator: { name: 'regex', config: { pattern: '' } } });
@@ -12,7 +12,7 @@ let uid = 0;
 const nextId = (p) => `${p}-${++uid}`;
 
 const kindOf = (n) => n && typeof n === 'object' && !Array.isArray(n)
-  ? (Array.isArray(n.and) ? 'and' : Array.isArray(n.or) ? 'or' : 'not' in n ? 'not' : 'leaf') : 'leaf';
+  ? (Array.isArray(n.and) ? 'and' : Array.isArray(n.or) ? 'or' : n.not != null ? 'not' : 'leaf') : 'leaf'; // the server writes absent shapes as null
 
 // firstLeaf finds the first leaf of a tree (to keep when a group becomes a leaf).
 function firstLeaf(n) {
@@ -178,7 +178,7 @@ export function conditionEditor(textarea, ro) {
 
   // A change typed into the JSON redraws the form (the form's own writes are recognised and skipped).
   textarea.addEventListener('input', () => { if (textarea.value !== written) redraw(); });
-  api.get('/evaluators').then(r => { evaluators = r.evaluators || []; }).catch(() => {}).finally(() => {
+  api.get('/evaluators').then(r => { evaluators = evaluatorList(r); }).catch(() => {}).finally(() => {
     redraw();
     box.dataset.ready = 'true';
   });

@@ -1,7 +1,7 @@
 // Evaluators available on this server, with their config schemas: a table of the config fields, and the
 // whole JSON Schema on demand.
 import { h, table } from './dom.js';
-import { api } from './api.js';
+import { api, evaluatorList } from './api.js';
 
 function typeOf(p) {
   if (!p || typeof p !== 'object') return '';
@@ -31,7 +31,7 @@ function fieldsTable(schema) {
 }
 
 export async function evaluatorsView(el) {
-  const { evaluators } = await api.get('/evaluators');
+  const evaluators = evaluatorList(await api.get('/evaluators'));
   el.append(h('h1', {}, 'Evaluators'),
     h('p', { class: 'muted' }, 'A control\'s condition uses an evaluator as {"selector": {"path": …}, "evaluator": {"name": …, "config": {…}}}.'));
   if (!evaluators.length) el.append(h('p', { class: 'muted' }, 'No evaluators are available.'));
