@@ -40,16 +40,13 @@ func TestDecisionsRoundTrip(t *testing.T) {
 					t.Errorf("%s: decision %q, want %q", where, got, dec)
 				}
 			}
-			// The engine: observe behaves as log (a match that never blocks, reported as log).
+			// The engine: observe behaves as log (a match that never blocks), reported as written.
 			m := ts.eval("bot", "pre", "please watch")
 			matches := m["matches"].([]any)
 			if len(matches) != 1 {
 				t.Fatalf("evaluation: %v", m)
 			}
-			want := map[string]string{"observe": "log"}[dec]
-			if want == "" {
-				want = dec
-			}
+			want := dec
 			if got := matches[0].(map[string]any)["action"]; got != want {
 				t.Errorf("evaluation reports action %v, want %s", got, want)
 			}

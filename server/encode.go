@@ -12,8 +12,10 @@ import (
 
 // The evaluation response is the hot path's largest cost after the engine; it is encoded by hand into a
 // pooled buffer. The output is the JSON encoding/json produces for guard.Result (a test checks that they
-// decode to the same value over the decision corpus and edge cases); free-form metadata maps and strings
-// that need escaping go through encoding/json.
+// decode to the same value over the decision corpus and edge cases) plus null for the fields the reference
+// implementation always writes and guard omits when empty (reason; a control's steering_context, and its
+// result's message, metadata and error): the reference's typed clients refuse an answer without them.
+// Free-form metadata maps and strings that need escaping go through encoding/json.
 
 var jsonContentType = []string{"application/json"}
 
@@ -52,7 +54,7 @@ func writeResult(w http.ResponseWriter, res *guard.Result) error {
 // no escaping, with an allowance for metadata maps (whose encoding is not measured). The buffer grows as
 // usual when it falls short (escaped characters, large metadata).
 func resultSize(r *guard.Result) int {
-	n := 96 + len(r.Reason) + 50 // "is_safe" ... "non_matches", the final newline
+	n := 96 + len(r.Reason) + 50 + 14 // "is_safe" ... "non_matches", the final newline, "reason":null
 	if r.SteeringContext != nil {
 		n += steeringSize(r.SteeringContext)
 	}
@@ -60,8 +62,9 @@ func resultSize(r *guard.Result) int {
 		for i := range l {
 			c := &l[i]
 			// {"control_execution_id":"…","control_id":…,"control_name":"…","action":"…",
-			// "result":{"matched":false,"confidence":…}} and a comma: 113 bytes and the values.
-			n += 113 + len(c.ControlExecutionID) + len(c.ControlName) + len(c.Action) + digits(c.ControlID)
+			// "result":{"matched":false,"confidence":…}} and a comma: 113 bytes and the values, and at
+			// most 82 of reference nulls (message, metadata, error, steering_context).
+			n += 113 + 82 + len(c.ControlExecutionID) + len(c.ControlName) + len(c.Action) + digits(c.ControlID)
 			if conf := c.Result.Confidence; conf != 0 && conf != 1 {
 				n += 24 // the longest float encoding/json writes
 			} else {
@@ -122,6 +125,8 @@ func appendResult(b []byte, r *guard.Result) ([]byte, error) {
 	if r.Reason != "" {
 		b = append(b, `,"reason":`...)
 		b = jsonstr.Append(b, r.Reason, true)
+	} else {
+		b = append(b, `,"reason":null`...)
 	}
 	if r.SteeringContext != nil {
 		b = append(b, `,"steering_context":`...)
@@ -170,21 +175,29 @@ func appendControlResult(b []byte, c *guard.ControlResult) ([]byte, error) {
 	if c.Result.Message != "" {
 		b = append(b, `,"message":`...)
 		b = jsonstr.Append(b, c.Result.Message, true)
+	} else {
+		b = append(b, `,"message":null`...)
 	}
 	if len(c.Result.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
 		if b, err = appendAny(b, c.Result.Metadata); err != nil {
 			return nil, err
 		}
+	} else {
+		b = append(b, `,"metadata":null`...)
 	}
 	if c.Result.Error != "" {
 		b = append(b, `,"error":`...)
 		b = jsonstr.Append(b, c.Result.Error, true)
+	} else {
+		b = append(b, `,"error":null`...)
 	}
 	b = append(b, '}')
 	if c.SteeringContext != nil {
 		b = append(b, `,"steering_context":`...)
 		b = appendSteering(b, c.SteeringContext)
+	} else {
+		b = append(b, `,"steering_context":null`...)
 	}
 	if len(c.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)

@@ -22,6 +22,7 @@ const (
 
 // TestEventTraceIDs: events carry X-Trace-Id/X-Span-Id when sent (they win over traceparent), otherwise
 // the trace id and parent id of a valid traceparent; a malformed traceparent is ignored, never refused.
+// Without any (want "" ""), the events get fresh W3C-sized ids: the reference's clients need both.
 func TestEventTraceIDs(t *testing.T) {
 	for _, tc := range []struct {
 		name                string
@@ -54,7 +55,11 @@ func TestEventTraceIDs(t *testing.T) {
 			ev := evs[0].(map[string]any)
 			gotTrace, _ := ev["trace_id"].(string)
 			gotSpan, _ := ev["span_id"].(string)
-			if gotTrace != tc.wantTrace || gotSpan != tc.wantSpan {
+			if tc.wantTrace == "" && tc.wantSpan == "" {
+				if !tracing.ValidTraceID(gotTrace) || !tracing.ValidSpanID(gotSpan) {
+					t.Fatalf("trace_id %q span_id %q, want fresh W3C ids", gotTrace, gotSpan)
+				}
+			} else if gotTrace != tc.wantTrace || gotSpan != tc.wantSpan {
 				t.Fatalf("trace_id %q span_id %q, want %q %q", gotTrace, gotSpan, tc.wantTrace, tc.wantSpan)
 			}
 		})

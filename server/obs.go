@@ -43,8 +43,8 @@ func WithObservability(enabled bool, rec *observability.Recorder) Option {
 // events are committed instead of 202 once buffered. Events recorded by POST /evaluation stay buffered.
 func WithDurableEvents(durable bool) Option { return func(c *config) { c.obs.durable = durable } }
 
-// obsRoutes returns the four /api/v1/observability endpoints (503 OBSERVABILITY_DISABLED when event
-// recording is off) and /metrics when metrics are configured.
+// obsRoutes returns the /api/v1/observability endpoints (503 OBSERVABILITY_DISABLED when event recording
+// is off, except the status, which says so) and /metrics when metrics are configured.
 func (s *Server) obsRoutes() []route {
 	api := &observability.API{
 		Store:    s.store,
@@ -59,6 +59,7 @@ func (s *Server) obsRoutes() []route {
 		{method: "POST", path: apiPrefix + "/observability/events/query", level: levelRuntime, handler: http.HandlerFunc(api.QueryEvents)},
 		{method: "GET", path: apiPrefix + "/observability/stats", level: levelRuntime, handler: http.HandlerFunc(api.Stats)},
 		{method: "GET", path: apiPrefix + "/observability/stats/controls/{control_id}", level: levelRuntime, handler: http.HandlerFunc(api.ControlStats)},
+		{method: "GET", path: apiPrefix + "/observability/status", level: levelRuntime, handler: http.HandlerFunc(api.Status)},
 	}
 	if s.cfg.obs.metrics != nil {
 		rs = append(rs, route{method: "GET", path: "/metrics", level: levelPublic, handler: s.cfg.obs.metrics.Handler()})

@@ -190,7 +190,8 @@ func TestCompatReferenceSchemasFlow(t *testing.T) {
 	schemas.check(t, "GET /api/v1/agents/{agent_name}", refCall(t, p, 200, "GET", "/api/v1/agents/"+agent, nil))
 	schemas.check(t, "GET /api/v1/agents/{agent_name}/controls", refCall(t, p, 200, "GET", "/api/v1/agents/"+agent+"/controls", nil))
 	again := refCall(t, p, 200, "POST", "/api/v1/agents/initAgent", map[string]any{
-		"agent": map[string]any{"agent_name": agent}, "steps": []map[string]any{{"type": "llm", "name": "chat"}, {"type": "tool", "name": "shell"}}})
+		"agent": map[string]any{"agent_name": agent}, "steps": []map[string]any{{"type": "llm", "name": "chat", "input_schema": map[string]any{"type": "object"}}, {"type": "tool", "name": "shell"},
+			{"type": "tool", "name": "search", "description": "added"}}})
 	schemas.check(t, "POST /api/v1/agents/initAgent", again) // now with the controls
 	for _, c := range controls {
 		schemas.check(t, "GET /api/v1/controls/{control_id}", refCall(t, p, 200, "GET", fmt.Sprintf("/api/v1/controls/%d", c.id), nil))

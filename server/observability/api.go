@@ -75,4 +75,5 @@ func (a *API) Routes(mux *http.ServeMux, prefix string) {
 	mux.HandleFunc("POST "+prefix+"/observability/events/query", a.QueryEvents)
 	mux.HandleFunc("GET "+prefix+"/observability/stats", a.Stats)
 	mux.HandleFunc("GET "+prefix+"/observability/stats/controls/{control_id}", a.ControlStats)
+	mux.HandleFunc("GET "+prefix+"/observability/status", a.Status)
 }

@@ -96,3 +96,20 @@ func TestReadYourWritesIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestStatus: GET /observability/status says whether the pipeline runs, also when it is disabled (where
+// the other endpoints are 503s).
+func TestStatus(t *testing.T) {
+	h := newHarness(t, &memStore{}, RecorderConfig{})
+	var on StatusResponse
+	decode(t, h.do("GET", "/api/v1/observability/status", nil), http.StatusOK, &on)
+	if on.Status != "healthy" || !on.IngestorInitialized || !on.StoreInitialized {
+		t.Errorf("enabled: %+v", on)
+	}
+	h.api.Enabled = false
+	var off StatusResponse
+	decode(t, h.do("GET", "/api/v1/observability/status", nil), http.StatusOK, &off)
+	if off.Status != "disabled" || off.IngestorInitialized || off.StoreInitialized {
+		t.Errorf("disabled: %+v", off)
+	}
+}
