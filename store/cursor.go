@@ -70,7 +70,7 @@ func cursorMAC(secret []byte, list string, key uint64) string {
 }
 
 func (s *Store) encodeCursor(ctx context.Context, list string, key int64) (string, error) {
-	if positionLists[list] { // cursor_position.go
+	if positionList(list) { // cursor_position.go
 		return strconv.FormatInt(key, 10), nil
 	}
 	secret, err := s.cursorKey(ctx)
@@ -87,7 +87,7 @@ func (s *Store) decodeCursor(ctx context.Context, list, cursor string) (int64, e
 	if cursor == "" {
 		return 0, nil
 	}
-	if positionLists[list] && isDigits(cursor) { // cursor_position.go
+	if positionList(list) && isDigits(cursor) { // cursor_position.go
 		return decodePosition(cursor)
 	}
 	bad := fmt.Errorf("store: %w", guard.ErrBadCursor)

@@ -7,13 +7,17 @@ import (
 	guard "github.com/guardrail-control/guard"
 )
 
-// The control list's cursor is the reference implementation's: the id of the last control of the page
-// as a decimal integer (its clients send an integer), the next page holding the controls with a lower
-// id. A position, not a secret: any positive id is a valid cursor (a page starts below it), and the
+// The cursors of the control list and of a control's versions are the reference implementation's: the
+// id (version number) of the last row of the page as a decimal integer (its clients send an integer:
+// the Python SDK's list_controls and list_control_versions take cursor: int), the next page holding the
+// rows with a lower key. A position, not a secret: any positive id is a valid cursor (a page starts below it), and the
 // digits survive lower-casing. Signed cursors issued before (the hex form above) are still read.
 
-// positionLists are the lists whose cursors are positions.
-var positionLists = map[string]bool{"controls": true}
+// positionList reports whether list's cursors are positions: the control list, and the version lists
+// ("v" and the control id, store/versions.go).
+func positionList(list string) bool {
+	return list == "controls" || len(list) > 1 && list[0] == 'v' && isDigits(list[1:])
+}
 
 // isDigits reports whether s is a non-empty run of ASCII digits.
 func isDigits(s string) bool {

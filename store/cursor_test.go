@@ -142,6 +142,20 @@ func TestControlCursorsArePositions(t *testing.T) {
 		if err != nil || len(page) != 4 {
 			t.Fatalf("a position past the newest: %v, %d controls", err, len(page))
 		}
+		// A control's versions page the same way, by version number.
+		for v := range 3 {
+			if _, err := s.UpdateControl(ctx, ids[0], guard.ControlPatch{Name: ptr(fmt.Sprintf("pos-renamed-%d", v))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		vs, vinfo, err := s.ListControlVersions(ctx, ids[0], guard.PageRequest{Limit: 2})
+		if err != nil || !vinfo.HasMore || *vinfo.NextCursor != fmt.Sprint(vs[1].Version) {
+			t.Fatalf("versions page 1: %v %+v", err, vinfo)
+		}
+		vs2, _, err := s.ListControlVersions(ctx, ids[0], guard.PageRequest{Limit: 2, Cursor: *vinfo.NextCursor})
+		if err != nil || len(vs2) != 2 || vs2[0].Version != vs[1].Version-1 {
+			t.Fatalf("versions page 2: %v %+v", err, vs2)
+		}
 		for _, bad := range []string{"0", "05", "-1", "+3", "1.5", "1e3", "99999999999999999999", " 3", "abc"} {
 			if _, _, err := s.ListControls(ctx, guard.ControlFilter{}, guard.PageRequest{Limit: 1, Cursor: bad}); !errors.Is(err, guard.ErrBadCursor) {
 				t.Errorf("cursor %q: %v, want ErrBadCursor", bad, err)

@@ -126,6 +126,8 @@ func bruteEnforced(events []guard.Event, q guard.StatsQuery) guard.Stats {
 			p.ExecutionCount++
 			if e.Matched {
 				p.MatchCount++
+			} else if !failed {
+				p.NonMatchCount++
 			}
 			if failed {
 				p.ErrorCount++

@@ -523,13 +523,21 @@ func TestCompatReplayReferenceSDK(t *testing.T) {
 	}
 }
 
-// checkLowercasedCursor follows a list's next_cursor the way the SDK does: lower-cased, after checking it
-// is at least 10 characters.
+// checkLowercasedCursor follows a list's next_cursor the way the SDK does: an agent cursor lower-cased,
+// after checking it is at least 10 characters; a control cursor as an integer (list_controls takes
+// cursor: int, and the SDK's own example passes int(next_cursor)).
 func checkLowercasedCursor(t *testing.T, p *proc, route string, m map[string]any, what string) {
 	t.Helper()
 	pg, _ := m["pagination"].(map[string]any)
 	cur, _ := pg["next_cursor"].(string)
-	if len(cur) < 10 {
+	if route == "/api/v1/controls" {
+		n, err := strconv.ParseInt(cur, 10, 64)
+		if err != nil || n <= 0 {
+			t.Errorf("%s: next_cursor %q: the SDK sends int(next_cursor)", what, cur)
+			return
+		}
+		cur = strconv.FormatInt(n, 10)
+	} else if len(cur) < 10 {
 		t.Errorf("%s: next_cursor %q: the SDK needs at least 10 characters and a next page exists", what, cur)
 		return
 	}
