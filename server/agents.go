@@ -7,6 +7,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/server/problem"
+	"github.com/guardrail-control/guard/store"
 )
 
 // agentIn is the agent object of POST /agents/initAgent.
@@ -113,6 +114,7 @@ func (s *Server) initAgent(w http.ResponseWriter, r *http.Request) {
 		before = nil
 	}
 	changes := diffRegistration(before, oldSteps, agent, newSteps)
+	s.noteSDK(r, agent.Name)
 	problem.Respond(w, r, s.log, http.StatusOK, initAgentResponse{Created: created, Agent: toAgentOut(agent), Controls: toAgentControls(controls),
 		OverwriteApplied: !created && in.ConflictMode == guard.ConflictOverwrite && changes.any(), OverwriteChanges: changes})
 }
@@ -193,14 +195,21 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	sdk, err := s.agentSDK(r.Context(), name)
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
 	problem.Respond(w, r, s.log, http.StatusOK, struct {
+		// SDK is the client library the agent last named itself with (null when none did).
+		SDK      *store.AgentSDK   `json:"sdk"`
 		Agent    agentOut          `json:"agent"`
 		Steps    []stepOut         `json:"steps"`
 		Controls []agentControlOut `json:"controls"`
 		// The reference's evaluators registered by the agent: guard has none (evaluators are the server's,
 		// GET /evaluators).
 		Evaluators []struct{} `json:"evaluators"`
-	}{toAgentOut(agent), toStepsOut(steps), toAgentControls(controls), []struct{}{}})
+	}{sdk, toAgentOut(agent), toStepsOut(steps), toAgentControls(controls), []struct{}{}})
 }
 
 func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) {
@@ -246,6 +255,7 @@ func (s *Server) agentControls(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	s.noteSDK(r, name) // after the agent is known to exist
 	tag := etag(rev)
 	w.Header().Set("ETag", tag)
 	w.Header().Set("Cache-Control", "no-cache")

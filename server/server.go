@@ -43,6 +43,7 @@ type Server struct {
 	cache   *engineCache
 	tracer  trace.Tracer // nil: no spans (WithTracerProvider)
 	jobs    *replayJobs  // replay jobs (replay_jobs.go)
+	sdks    sdkTracker   // the agents' SDKs last written (agent_sdk.go)
 
 	stopOnce sync.Once
 	stop     context.CancelFunc

@@ -60,6 +60,8 @@ export async function agentView(el, name) {
     h('dl', { class: 'meta' },
       h('dt', {}, 'Description'), h('dd', {}, a.agent_description || '—'),
       h('dt', {}, 'Version'), h('dd', {}, a.agent_version || '—'),
+      // The client library the agent last named itself with (X-Agent-Control-SDK headers).
+      h('dt', {}, 'SDK'), h('dd', { id: 'agent-sdk' }, data.sdk ? `${data.sdk.name} ${data.sdk.version} (last seen ${fmtTime(data.sdk.seen_at)})` : '—'),
       h('dt', {}, 'Created'), h('dd', {}, fmtTime(a.created_at)),
       h('dt', {}, 'Updated'), h('dd', {}, fmtTime(a.updated_at)),
       Object.entries(a.agent_metadata || {}).map(([k, v]) => [h('dt', {}, k), h('dd', {}, typeof v === 'string' ? v : JSON.stringify(v))]))));
