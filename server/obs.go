@@ -25,6 +25,17 @@ type obsConfig struct {
 	enabled  bool
 	recorder *observability.Recorder
 	durable  bool
+	// readWait bounds how long a query or statistics request waits for buffered events to be written;
+	// readWaitSet false: observability.DefaultReadWait.
+	readWait    time.Duration
+	readWaitSet bool
+}
+
+// WithEventReadWait (OBSERVABILITY_READ_WAIT_MS) bounds how long a query or statistics request waits for
+// the events buffered before it to be written, so that the server reads its own writes (default 2 s);
+// 0 turns the wait off (reads see what the last batch wrote).
+func WithEventReadWait(d time.Duration) Option {
+	return func(c *config) { c.obs.readWait, c.obs.readWaitSet = d, true }
 }
 
 // WithMetrics serves m at GET /metrics, counts requests by route pattern and records evaluation metrics.
@@ -53,6 +64,12 @@ func (s *Server) obsRoutes() []route {
 		Durable:  s.cfg.obs.durable,
 		Metrics:  s.cfg.obs.metrics,
 		Logger:   s.log,
+	}
+	if s.cfg.obs.readWaitSet {
+		api.ReadWait = s.cfg.obs.readWait
+		if api.ReadWait <= 0 {
+			api.ReadWait = -1 // no wait
+		}
 	}
 	rs := []route{
 		{method: "POST", path: apiPrefix + "/observability/events", level: levelRuntime, handler: http.HandlerFunc(api.PostEvents)},

@@ -33,6 +33,9 @@ type Config struct {
 	AllowedOrigins []string
 	// ObservabilityDurable (OBSERVABILITY_DURABLE): posted events are answered 201 once committed.
 	ObservabilityDurable bool
+	// ReadWait (OBSERVABILITY_READ_WAIT_MS) bounds how long an events query or statistics request waits for
+	// the buffered events to be written (0: no wait).
+	ReadWait time.Duration
 	// BufferBytes (OBSERVABILITY_BUFFER_BYTES) bounds the events buffer's estimated heap.
 	BufferBytes int64
 	// WriterShare (OBSERVABILITY_WRITER_SHARE) is the share of a core the events writer may keep busy while
@@ -186,6 +189,15 @@ var envVars = []envVar{
 				return "a number of seconds greater than 0 and at most 3600"
 			}
 			c.FlushInterval = time.Duration(f * float64(time.Second))
+			return ""
+		}},
+	{name: "OBSERVABILITY_READ_WAIT_MS", def: "2000", desc: "how long an events query or statistics request waits at most for the events this server buffered to be written, so that it reads its own writes (0: no wait)",
+		set: func(c *Config, v string) string {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 30000 {
+				return "a whole number of milliseconds from 0 to 30000"
+			}
+			c.ReadWait = time.Duration(n) * time.Millisecond
 			return ""
 		}},
 	{name: "OBSERVABILITY_RETENTION_DAYS", def: "30", desc: "events older than this are deleted",

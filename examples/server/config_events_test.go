@@ -44,3 +44,19 @@ func TestLoadConfigWriterShare(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadConfigReadWait(t *testing.T) {
+	c, err := LoadConfig(env(nil))
+	if err != nil || c.ReadWait != observability.DefaultReadWait {
+		t.Fatalf("default: %v, %v; want %v", c.ReadWait, err, observability.DefaultReadWait)
+	}
+	if c, err = LoadConfig(env(map[string]string{"OBSERVABILITY_READ_WAIT_MS": "0"})); err != nil || c.ReadWait != 0 {
+		t.Fatalf("0: %v, %v", c.ReadWait, err)
+	}
+	for _, v := range []string{"-1", "30001", "2s", "1.5"} {
+		_, err := LoadConfig(env(map[string]string{"OBSERVABILITY_READ_WAIT_MS": v}))
+		if err == nil || !strings.Contains(err.Error(), "OBSERVABILITY_READ_WAIT_MS") {
+			t.Errorf("OBSERVABILITY_READ_WAIT_MS=%s: error %v", v, err)
+		}
+	}
+}

@@ -233,6 +233,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithMetrics(metrics),
 		server.WithObservability(cfg.ObservabilityEnabled, rec),
 		server.WithDurableEvents(cfg.ObservabilityDurable),
+		server.WithEventReadWait(cfg.ReadWait),
 		server.WithUI(ui.Handler()),
 		// Cross-site protection: Host is checked when HOST is loopback; GUARD_ALLOWED_ORIGINS adds origins.
 		server.WithListenAddr(cfg.Addr()),

@@ -61,7 +61,10 @@ func (p *proc) queryAll(filter map[string]any) (ids map[string]bool, q obsQuery)
 
 func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
 	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "guard.db")
-	p := startObs(t, dbURL)
+	// Reads do not wait for the buffer here, so that the test can see that nothing is written before
+	// the shutdown.
+	p := startServer(t, map[string]string{"GUARD_API_KEY_ENABLED": "false", "DATABASE_URL": dbURL,
+		"OBSERVABILITY_ENABLED": "true", "OBSERVABILITY_FLUSH_INTERVAL_SECONDS": "3600", "OBSERVABILITY_READ_WAIT_MS": "0"}, "serve", "--migrate")
 
 	// The observability routes are part of the server: a binary without them fails here (it used to skip).
 	if status, _, body := p.do(http.MethodPost, "/api/v1/observability/events/query", map[string]any{}, nil); status != http.StatusOK {
@@ -116,7 +119,8 @@ func TestObservabilityEventsSurviveGracefulRestart(t *testing.T) {
 	// The Prometheus text on /metrics counts what just happened.
 	p.checkMetrics(accepted)
 
-	// With an hour's flush interval and no full batch, nothing is in the database yet.
+	// With an hour's flush interval, no full batch and reads that do not wait for the buffer
+	// (OBSERVABILITY_READ_WAIT_MS=0), nothing is in the database yet.
 	if _, q := p.queryAll(map[string]any{"agent_name": agent}); q.Total != 0 {
 		t.Fatalf("%d events were written before shutdown; the test cannot tell the shutdown flush works", q.Total)
 	}
