@@ -319,10 +319,3 @@ func nonNilSteps(s []guard.StepSchema) []guard.StepSchema {
 	}
 	return s
 }
-
-func nonNilControls(c []guard.AgentControl) []guard.AgentControl {
-	if c == nil {
-		return []guard.AgentControl{}
-	}
-	return c
-}
