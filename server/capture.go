@@ -6,8 +6,8 @@ import (
 	"time"
 
 	guard "github.com/guardrail-control/guard"
-	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/internal/timeparam"
+	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/problem"
 )
 
