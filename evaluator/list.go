@@ -260,7 +260,7 @@ func (l *List) Evaluate(_ context.Context, d *Data) (Result, error) {
 		}
 	} else if d.Text != "" {
 		seen = true
-		present = l.scan(d.Text, &found)
+		present = l.scan(ScanText(d), &found) // JSON escapes decoded: "\n" is not a letter glued to a word
 	}
 	if !seen {
 		return Result{Confidence: 1}, nil
