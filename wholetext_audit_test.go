@@ -2,6 +2,7 @@ package guard_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -133,6 +134,50 @@ func TestVerdictCoversStructuredValues(t *testing.T) {
 				if len(res.Matches) != 1 {
 					t.Errorf("%s: not found (errors %v)", name, res.Errors)
 				}
+			}
+		})
+	}
+}
+
+// TestRedactionCoversWhatMatched: issue 23's audit. A redacting control matched an object through
+// something no string of it holds (an email as a key, a card number as a JSON number, a match across two
+// strings), found no span in its strings, and passed the value on unredacted. Such a value is now
+// replaced whole; a match inside a string still has only its span replaced, and an absence (list
+// no_match) replaces nothing.
+func TestRedactionCoversWhatMatched(t *testing.T) {
+	tests := []struct {
+		name   string
+		ev     string
+		config map[string]any
+		output any
+		want   string // the redacted output as JSON; "" for no redaction
+	}{
+		{"email as a key", "pii", map[string]any{"entities": []any{"email"}}, map[string]any{"alice@example.com": 1.0}, `"[REDACTED:pii]"`},
+		{"card as a number", "pii", map[string]any{"entities": []any{"credit_card"}}, map[string]any{"card": 4111111111111111.0}, `"[REDACTED:pii]"`},
+		{"card as the whole output", "pii", map[string]any{"entities": []any{"credit_card"}}, 4111111111111111.0, `"[REDACTED:pii]"`},
+		{"across strings", "regex", map[string]any{"pattern": `secret","b":"1234`}, map[string]any{"a": "secret", "b": "1234"}, `"[REDACTED:regex]"`},
+		{"inside a string", "pii", map[string]any{"entities": []any{"email"}}, map[string]any{"a": "mail alice@example.com", "n": 1.0}, `{"a":"mail [REDACTED:email]","n":1}`},
+		{"absence", "list", map[string]any{"values": []any{"approved"}, "match_mode": "contains", "match_on": "no_match"}, map[string]any{"a": "pending"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := guard.New()
+			if err := e.Update([]guard.Control{{ID: 1, Name: "c", Data: guard.ControlData{Enabled: true,
+				Condition: guard.Condition{Selector: &guard.Selector{Path: "output"}, Evaluator: &guard.EvaluatorSpec{Name: tt.ev, Config: tt.config}},
+				Action:    guard.Action{Decision: guard.DecisionWarn, Redact: &guard.Redaction{}}}}}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := e.Evaluate(context.Background(), &guard.Step{Type: "llm", Name: "chat", Output: tt.output}, guard.StagePost)
+			if err != nil || len(res.Matches) != 1 {
+				t.Fatalf("matches %d, err %v", len(res.Matches), err)
+			}
+			got := ""
+			if res.Redacted != nil {
+				b, _ := json.Marshal(res.Redacted.Output)
+				got = string(b)
+			}
+			if got != tt.want {
+				t.Fatalf("redacted %s, want %s", got, tt.want)
 			}
 		})
 	}
