@@ -126,6 +126,7 @@ func TestVerdictCoversStructuredValues(t *testing.T) {
 				"after a tab":          map[string]any{"m": "x:\t" + c.target + "\r\n"},
 				"after a control char": map[string]any{"m": "\x01" + c.target + "\x02"},
 				"after a quote":        map[string]any{"m": `say "` + c.target + `"`},
+				"an object in a list":  []any{"x", map[string]any{"m": "y\n" + c.target}},
 			} {
 				res, err := e.Evaluate(context.Background(), &guard.Step{Type: "llm", Name: "chat", Output: v}, guard.StagePost)
 				if err != nil {
