@@ -21,7 +21,7 @@ var wholeTextPrefixes = map[string]string{
 	"invalid UTF-8":        "\xff\xfe\xc3",
 	"encoded surrogate":    "\xed\xa0\x80",
 	"1 MiB of padding":     strings.Repeat("a ", 1<<19),
-	"multibyte padding":    strings.Repeat("é", 300000),
+	"multibyte padding":    strings.Repeat("é", 100000),
 	"dotted capital I":     strings.Repeat("İ", 1000),
 	"capital sharp s":      strings.Repeat("ẞ", 1000),
 	"Kelvin sign":          strings.Repeat("K", 1000),
@@ -74,7 +74,8 @@ func TestVerdictCoversTheWholeText(t *testing.T) {
 			}
 			for pname, prefix := range wholeTextPrefixes {
 				texts := map[string]string{"after": prefix + " " + c.target}
-				if c.ev != "list" || c.config["match_mode"] != "ends_with" {
+				// Between two copies of the prefix too, but the long paddings once (their cost is the test's).
+				if (c.ev != "list" || c.config["match_mode"] != "ends_with") && len(prefix) < 64<<10 {
 					texts["between"] = prefix + " " + c.target + " " + prefix
 				}
 				for where, text := range texts {
