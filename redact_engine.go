@@ -14,7 +14,8 @@ import (
 // is its part that is redacted), and whose evaluator reports spans (evaluator.SpanEvaluator or
 // evaluator.Spanner: regex, list, secrets, pii); the others only gate the control. Each contributing
 // leaf's selected value is searched string by string: a string is searched itself, an object or a list
-// has each of its string values searched on its own (keys, numbers and booleans are never redacted). A
+// has each of its string values searched on its own (keys, numbers and booleans are not cut into; a value
+// whose strings hold nothing the evaluator finds in its JSON text is replaced whole: foundOutsideStrings). A
 // leaf whose evaluation already found its spans (a SpanEvaluator selecting a string: run.callSpans) is
 // not searched again; the others (not evaluated because an or stopped earlier, selecting an object, or
 // a third-party evaluator that implements only Spanner) are searched here. An evaluator that cannot find
@@ -113,7 +114,33 @@ func (r *run) collectSpans(n *cNode, tmpl string, root selectorRoot, doc any, fo
 			return
 		}
 	}
-	r.spansIn(sp, l.evName, tmpl, v, loc, found, 0)
+	if _, isStr := v.(string); isStr || v == nil {
+		r.spansIn(sp, l.evName, tmpl, v, loc, found, 0)
+		return
+	}
+	sub := redactFinds{}
+	r.spansIn(sp, l.evName, tmpl, v, loc, sub, 0)
+	if len(sub) == 0 && r.foundOutsideStrings(sp, v) {
+		// What the leaf found is not in any string of the value (an object key, a number, a match
+		// across strings): nothing could be cut out of a string, so the whole value is replaced rather
+		// than passed on with what the control matched (issue 23: redaction failing open).
+		sub[loc] = []redactSpan{{typ: l.evName, tmpl: tmpl, whole: true}}
+	}
+	for k, spans := range sub {
+		found[k] = append(found[k], spans...)
+	}
+}
+
+// foundOutsideStrings reports whether sp finds something in the text form of the non-string value v
+// (its compact JSON) when the search of its strings one by one found nothing. A value whose text form
+// cannot be made, or whose search fails, counts as found: redaction fails closed.
+func (r *run) foundOutsideStrings(sp evaluator.Spanner, v any) bool {
+	val, text, err := textForm(v)
+	if err != nil {
+		return true
+	}
+	spans, err := spansOfData(r, sp, &evaluator.Data{Value: val, Text: text})
+	return err != nil || len(spans) > 0
 }
 
 // addFound adds what a leaf's evaluation found in the string at loc.
@@ -163,6 +190,19 @@ func spansOf(r *run, sp evaluator.Spanner, s string) (spans []evaluator.Span, er
 		return nil, err
 	}
 	return sp.Spans(r.ctx, &evaluator.Data{Value: s, Text: s})
+}
+
+// spansOfData is spansOf for any selected data d.
+func spansOfData(r *run, sp evaluator.Spanner, d *evaluator.Data) (spans []evaluator.Span, err error) {
+	defer func() {
+		if recover() != nil {
+			spans, err = nil, errEvaluatorPanic
+		}
+	}()
+	if err := r.ctx.Err(); err != nil {
+		return nil, err
+	}
+	return sp.Spans(r.ctx, d)
 }
 
 // applyFinds replaces, in v (a copy the redaction owns), the spans found for each of its strings.

@@ -41,6 +41,9 @@ type Agent struct {
 	evalDownUntil atomic.Int64
 	evalFailing   atomic.Bool
 
+	// shadowShort counts shadow passes the stage's deadline skipped or cut (shadow_deadline.go).
+	shadowShort atomic.Int64
+
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup

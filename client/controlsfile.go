@@ -2,7 +2,6 @@ package client
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/client/policyfile"
@@ -59,7 +58,7 @@ func loadControlsFileFor(path, agent string, reg *evaluator.Registry) ([]guard.C
 }
 
 func loadPolicy(path string, reg *evaluator.Registry) (*policyfile.Policy, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := policyfile.ReadFile(path) // bounded: policyfile.MaxFileBytes
 	if err != nil {
 		return nil, fmt.Errorf("guard client: controls file: %w", err)
 	}

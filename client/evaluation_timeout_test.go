@@ -58,3 +58,44 @@ func TestEvaluationTimeoutDefault(t *testing.T) {
 		t.Fatalf("%v %v", s.EvaluationTimeout, err)
 	}
 }
+
+// TestShadowSharesTheStageDeadline: issue 23. An enforced and a shadow sdk control that both backtrack
+// on a catastrophic input each had a deadline of their own (the shadow pass first, then the enforced
+// one), so a protected call took twice Config.EvaluationTimeout; with a server control evaluated
+// in-process and its shadow, four times. Now one deadline bounds the stage: the call is refused (on_error
+// deny) within it plus scheduling, and the shadow pass, run last, is counted as left short. The bound
+// 2x the timeout is safe both ways: the old code took at least 2x by construction (two timers that
+// never fire early).
+func TestShadowSharesTheStageDeadline(t *testing.T) {
+	const timeout = time.Second
+	for _, tt := range []struct {
+		name  string
+		ex    guard.Execution
+		local bool
+	}{{"sdk controls", guard.ExecutionSDK, false}, {"server controls in local mode", guard.ExecutionServer, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			sh := ctl(2, "shadow-slow", tt.ex, guard.DecisionDeny, "input", `^(?=(a+)+$)`)
+			sh.Control.Mode = guard.ModeShadow
+			_, srv := newFakeAPI(t, ctl(1, "slow", tt.ex, guard.DecisionDeny, "input", `^(?=(a+)+$)`), sh)
+			cfg := testConfig(srv.URL)
+			cfg.EvaluationTimeout = timeout
+			cfg.Observability = Bool(true)
+			cfg.LocalServerControls = tt.local
+			a := initAgent(t, cfg)
+			p := Protect(a, echo, StepName("chat"))
+			start := time.Now()
+			_, err := p(context.Background(), strings.Repeat("a", 40)+"c")
+			elapsed := time.Since(start)
+			var v *guard.ControlViolationError
+			if !errors.As(err, &v) {
+				t.Fatalf("err %v, want a violation (on_error deny at the deadline)", err)
+			}
+			if elapsed >= 2*timeout {
+				t.Fatalf("refused after %v: more than one deadline (%v)", elapsed, timeout)
+			}
+			if n := a.ShortShadowEvaluations(); n != 1 {
+				t.Fatalf("ShortShadowEvaluations %d, want 1", n)
+			}
+		})
+	}
+}

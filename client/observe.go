@@ -136,17 +136,24 @@ func outcome(err error) string {
 
 // observeShadow evaluates the shadow controls of eng in-process and records what they would have
 // decided as shadow events. The result never reaches the caller: a shadow control never raises. Nothing
-// is evaluated when there is nowhere to record it.
-func (a *Agent) observeShadow(ctx context.Context, eng *guard.Engine, step *guard.Step, stage guard.Stage, cfg *protectConfig) {
+// is evaluated when there is nowhere to record it. ectx is the stage's evaluation context (its one
+// deadline, partly spent by the enforced controls): a shadow pass gets no deadline of its own, and none
+// starts once it has passed (ShortShadowEvaluations counts the passes skipped or cut).
+func (a *Agent) observeShadow(ectx context.Context, eng *guard.Engine, step *guard.Step, stage guard.Stage, cfg *protectConfig) {
 	if a.events == nil || !eng.HasShadow() {
 		return
 	}
-	ectx, cancel := a.evaluationContext(ctx)
+	if ectx.Err() != nil {
+		a.shadowShort.Add(1)
+		return
+	}
 	res, err := eng.EvaluateShadow(ectx, step, stage)
-	cancel()
+	if ectx.Err() != nil {
+		a.shadowShort.Add(1) // the deadline passed during the pass: some shadow controls were cut
+	}
 	if err != nil || res == nil || len(res.Matches)+len(res.Errors)+len(res.NonMatches) == 0 {
 		return
 	}
 	a.events.add(evalRecord{res: res, agent: a.name, stepType: step.Type, stepName: step.Name, stage: stage,
-		tr: traceOf(ctx), policy: cfg.policy, at: time.Now(), shadow: true})
+		tr: traceOf(ectx), policy: cfg.policy, at: time.Now(), shadow: true})
 }

@@ -114,19 +114,26 @@ func Protect[In, Out any](a *Agent, fn func(context.Context, In) (Out, error), o
 // controls redacted, so the server never receives it.
 func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, cfg *protectConfig) (redacted bool, err error) {
 	p := a.pol.Load()
-	// Shadow sdk controls are evaluated and recorded before the decision, whatever it turns out to be
-	// (an engine without shadow controls costs one pointer load here).
-	a.observeShadow(ctx, p.sdk, step, stage, cfg)
+	// One deadline (Config.EvaluationTimeout) bounds all of this stage's in-process evaluations: the
+	// enforced sdk controls, the server controls when evaluated in-process, and the shadow controls of
+	// either, which run after the enforced ones on what those left (issue 23: each pass had a deadline
+	// of its own, so a stage could take four). The HTTP call keeps its own timeout (Config.Timeout).
+	ectx, cancel := a.evaluationContext(ctx)
+	defer cancel()
+	if a.events != nil && p.sdk.HasShadow() {
+		// Shadow sdk controls are recorded whatever the decision turns out to be (deferred: after the
+		// enforced ones, before cancel), on the step as the agent gave it, before any redaction.
+		given := *step
+		defer a.observeShadow(ectx, p.sdk, &given, stage, cfg)
+	}
 	var steer error
 	if p.sdk.Applies(step, stage) {
-		ctx, cancel := a.evaluationContext(ctx)
-		defer cancel()
 		var err error
 		if a.quiet() && !p.sdk.Redacts() {
 			// Nothing to record, log or redact: the decision-only path builds no per-control results.
-			err = p.sdk.Check(ctx, step, stage)
+			err = p.sdk.Check(ectx, step, stage)
 		} else {
-			res, eerr := p.sdk.Evaluate(ctx, step, stage)
+			res, eerr := p.sdk.Evaluate(ectx, step, stage)
 			if eerr != nil {
 				return redacted, eerr
 			}
@@ -142,7 +149,7 @@ func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, 
 		}
 	}
 	if p.srv.Applies(step, stage) {
-		res, err := a.evaluateServer(ctx, p, step, stage, cfg)
+		res, err := a.evaluateServer(ctx, ectx, p, step, stage, cfg)
 		if err != nil {
 			return redacted, err
 		}
@@ -166,8 +173,9 @@ func applyRedaction(step *guard.Step, res *guard.Result) bool {
 }
 
 // evaluateServer evaluates the server controls: by POST /evaluation, or in-process (Config.
-// LocalServerControls, the agent not registered yet, or the server failing).
-func (a *Agent) evaluateServer(ctx context.Context, p *policy, step *guard.Step, stage guard.Stage, cfg *protectConfig) (*guard.Result, error) {
+// LocalServerControls, the agent not registered yet, or the server failing). ctx is the caller's (the
+// HTTP call has its own timeout); ectx carries the stage's one in-process evaluation deadline.
+func (a *Agent) evaluateServer(ctx, ectx context.Context, p *policy, step *guard.Step, stage guard.Stage, cfg *protectConfig) (*guard.Result, error) {
 	local := a.s.LocalServerControls || time.Now().UnixNano() < a.evalDownUntil.Load() || !a.registered.Load()
 	if !local {
 		res, err := a.api.Evaluate(ctx, a.name, *step, stage)
@@ -188,16 +196,16 @@ func (a *Agent) evaluateServer(ctx context.Context, p *policy, step *guard.Step,
 				zap.String("agent", a.name), zap.Error(err))
 		}
 	}
-	ectx, cancel := a.evaluationContext(ctx)
+	given := *step
 	res, err := p.srv.Evaluate(ectx, step, stage)
-	cancel()
 	if err != nil {
 		return nil, err
 	}
 	applyRedaction(step, res)
 	a.observe(ctx, step, stage, cfg, res, true)
-	// The server records its shadow controls itself when it evaluates; in-process, the client does.
-	a.observeShadow(ctx, p.srv, step, stage, cfg)
+	// The server records its shadow controls itself when it evaluates; in-process, the client does, on
+	// what the enforced controls left of the deadline and on the step they saw.
+	a.observeShadow(ectx, p.srv, &given, stage, cfg)
 	return res, nil
 }
 

@@ -260,7 +260,7 @@ func (l *List) Evaluate(_ context.Context, d *Data) (Result, error) {
 		}
 	} else if d.Text != "" {
 		seen = true
-		present = l.scan(d.Text, &found)
+		present = l.scan(ScanText(d), &found) // JSON escapes decoded: "\n" is not a letter glued to a word
 	}
 	if !seen {
 		return Result{Confidence: 1}, nil
@@ -294,7 +294,8 @@ func itemText(item any) (string, bool) {
 	if err := enc.Encode(item); err != nil {
 		return "", false
 	}
-	return strings.TrimSuffix(buf.String(), "\n"), true
+	text := strings.TrimSuffix(buf.String(), "\n")
+	return ScanText(&Data{Value: item, Text: text}), true // escapes decoded in place, as for Evaluate's text
 }
 
 // foundSet records which values were found (logic all); MaxListValues bits on the stack.

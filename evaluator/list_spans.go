@@ -13,7 +13,7 @@ func (l *List) Spans(_ context.Context, d *Data) ([]Span, error) {
 	if d == nil || d.IsNull() || d.Text == "" || l.opts.NoMatch {
 		return nil, nil
 	}
-	text := d.Text
+	text := ScanText(d)
 	switch l.opts.Mode {
 	case ListContains:
 		return l.containsSpans(text), nil

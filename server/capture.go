@@ -6,6 +6,7 @@ import (
 	"time"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/internal/timeparam"
 	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/problem"
 )
@@ -37,7 +38,7 @@ type postedStep struct {
 	Step      *guard.Step `json:"step"`
 	Stage     string      `json:"stage"`
 	Decision  string      `json:"decision"`
-	Timestamp *time.Time  `json:"timestamp"`
+	Timestamp *string     `json:"timestamp"` // RFC 3339, read by timeparam (offsets within ±14:00)
 }
 
 type postStepsRequest struct {
@@ -123,8 +124,13 @@ func validatePostedSteps(steps []postedStep) ([]capture.Item, error) {
 			}
 		}
 		at := now
-		if ps.Timestamp != nil && !ps.Timestamp.IsZero() && ps.Timestamp.Before(now) {
-			at = *ps.Timestamp
+		if ps.Timestamp != nil {
+			if ts, err := timeparam.Parse(*ps.Timestamp); err != nil {
+				code, msg := timeparam.Problem(err)
+				add(p+"timestamp", code, msg)
+			} else if !ts.IsZero() && ts.Before(now) {
+				at = ts
+			}
 		}
 		items = append(items, capture.Item{Agent: agent, Step: ps.Step, Stage: stage, Decision: guard.Decision(ps.Decision),
 			Time: at, Source: "sdk"})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/internal/timeparam"
 	"github.com/guardrail-control/guard/server/problem"
 )
 
@@ -107,9 +108,10 @@ func parseCapturedQuery(r *http.Request) (guard.CaptureQuery, error) {
 		dst  *time.Time
 	}{{"start_time", &q.Start}, {"end_time", &q.End}} {
 		if raw := qv.Get(f.name); raw != "" {
-			t, err := time.Parse(time.RFC3339Nano, raw)
+			t, err := timeparam.Parse(raw)
 			if err != nil {
-				add(f.name, "format", "must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z")
+				code, msg := timeparam.Problem(err)
+				add(f.name, code, msg)
 			}
 			*f.dst = t
 		}

@@ -49,18 +49,21 @@ func (s *Server) evaluateTraced(w http.ResponseWriter, r *http.Request, sp trace
 		s.failEvaluation(w, r, sp, err)
 		return
 	}
-	// The deadline bounds the evaluation as a whole: controls it leaves unevaluated are evaluator errors.
+	// One deadline bounds the request's evaluations as a whole, enforced then shadow: controls it leaves
+	// unevaluated are evaluator errors, and shadow controls get only what the enforced ones left, so
+	// they never delay the answer past it (issue 23: a fresh deadline per pass doubled the bound).
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.evalTimeout)
+	defer cancel()
 	res, err := eng.Evaluate(ctx, req.Step, stage)
-	cancel()
 	if err != nil {
 		s.failEvaluation(w, r, sp, err)
 		return
 	}
 	s.afterEvaluation(r, agent, req.Step, stage, res)
 	if eng.HasShadow() {
-		s.evaluateShadow(r, eng, agent, req.Step, stage)
+		s.evaluateShadow(ctx, r, eng, agent, req.Step, stage)
 	}
+	cancel()
 	if sp != nil {
 		endEvaluationSpan(sp, agent, req.Step, stage, res)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"time"
 
 	guard "github.com/guardrail-control/guard"
@@ -139,17 +140,22 @@ func newTraceIDs() (traceID, spanID string) {
 
 // evaluateShadow evaluates the agent's shadow controls on the step and records what they would have
 // decided as shadow events. Their result is never part of the response; an engine without shadow
-// controls never gets here.
-func (s *Server) evaluateShadow(r *http.Request, eng *guard.Engine, agent string, step *guard.Step, stage guard.Stage) {
+// controls never gets here. ctx carries the request's one evaluation deadline, already partly spent by
+// the enforced controls: the shadow controls get what is left, none once it has passed (counted in
+// shadow_evaluations_total by outcome).
+func (s *Server) evaluateShadow(ctx context.Context, r *http.Request, eng *guard.Engine, agent string, step *guard.Step, stage guard.Stage) {
 	if !s.cfg.obs.enabled || s.cfg.obs.recorder == nil {
 		return // nothing would be kept: the evaluation would be wasted
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.evalTimeout)
+	if ctx.Err() != nil {
+		s.cfg.obs.metrics.ObserveShadow(observability.ShadowSkipped)
+		return
+	}
 	res, err := eng.EvaluateShadow(ctx, step, stage)
-	cancel()
 	if err != nil || res == nil {
 		return
 	}
+	s.cfg.obs.metrics.ObserveShadow(shadowOutcome(res))
 	traceID, spanID := r.Header.Get(TraceIDHeader), r.Header.Get(SpanIDHeader)
 	if traceID == "" && spanID == "" {
 		traceID, spanID = newTraceIDs()
@@ -161,4 +167,16 @@ func (s *Server) evaluateShadow(r *http.Request, eng *guard.Engine, agent string
 	if len(events) > 0 {
 		s.cfg.obs.recorder.Enqueue(events)
 	}
+}
+
+// shadowOutcome is ShadowDeadline when the request's deadline cut one of res's controls, else
+// ShadowComplete.
+func shadowOutcome(res *guard.Result) string {
+	for i := range res.Errors {
+		if err := res.Errors[i].Result.Error; err != "" && (strings.Contains(err, guard.ErrEvaluationDeadline.Error()) ||
+			strings.Contains(err, guard.ErrEvaluationCancelled.Error())) {
+			return observability.ShadowDeadline
+		}
+	}
+	return observability.ShadowComplete
 }

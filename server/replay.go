@@ -9,6 +9,7 @@ import (
 	"time"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/internal/timeparam"
 	"github.com/guardrail-control/guard/server/problem"
 )
 
@@ -39,8 +40,8 @@ type draftControl struct {
 type replayRequest struct {
 	AgentName  string         `json:"agent_name"`
 	Controls   []draftControl `json:"controls"`
-	StartTime  *time.Time     `json:"start_time"`
-	EndTime    *time.Time     `json:"end_time"`
+	StartTime  *string        `json:"start_time"` // RFC 3339, read by timeparam (offsets within ±14:00)
+	EndTime    *string        `json:"end_time"`
 	Limit      *int           `json:"limit"`
 	SampleSize *int           `json:"sample_size"`
 }
@@ -135,13 +136,25 @@ func (s *Server) parseReplay(r *http.Request) (*replayPlan, error) {
 		}
 		plan.sample = *req.SampleSize
 	}
+	readTime := func(field string, raw *string) (time.Time, bool) {
+		if raw == nil {
+			return time.Time{}, false
+		}
+		t, err := timeparam.Parse(*raw)
+		if err != nil {
+			code, msg := timeparam.Problem(err)
+			add(field, code, msg)
+			return time.Time{}, false
+		}
+		return t, true
+	}
 	plan.end = time.Now()
-	if req.EndTime != nil {
-		plan.end = *req.EndTime
+	if t, ok := readTime("end_time", req.EndTime); ok {
+		plan.end = t
 	}
 	plan.start = plan.end.Add(-defaultReplayRange)
-	if req.StartTime != nil {
-		plan.start = *req.StartTime
+	if t, ok := readTime("start_time", req.StartTime); ok {
+		plan.start = t
 	}
 	if !plan.start.Before(plan.end) {
 		add("start_time", "range", "must be before end_time")

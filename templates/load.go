@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/internal/boundedread"
 )
 
 //go:embed library/*.yaml
@@ -36,8 +37,13 @@ func Shipped() *Set {
 	return shipped
 }
 
+// MaxFileBytes caps one template file read by Load (the shipped ones are a few KiB); a larger file is
+// refused with an error naming it and the cap, having read at most the cap.
+const MaxFileBytes = 1 << 20
+
 // Load reads every *.yaml file under the directory "library" of fsys (or at its top level when it has no
-// such directory) as a template and checks it (see Parse). Template names must be unique.
+// such directory) as a template and checks it (see Parse). Template names must be unique. Each file is
+// read under MaxFileBytes.
 func Load(fsys fs.FS) (*Set, error) {
 	dir := "library"
 	if _, err := fs.Stat(fsys, dir); err != nil {
@@ -49,7 +55,7 @@ func Load(fsys fs.FS) (*Set, error) {
 	}
 	set := &Set{byName: map[string]*Template{}}
 	for _, f := range files {
-		raw, err := fs.ReadFile(fsys, f)
+		raw, err := boundedread.FSFile(fsys, f, "template file", MaxFileBytes)
 		if err != nil {
 			return nil, err
 		}

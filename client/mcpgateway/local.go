@@ -2,6 +2,7 @@ package mcpgateway
 
 import (
 	"context"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -33,8 +34,16 @@ func NewLocalGuard(controls []guard.Control, reg *evaluator.Registry, logger *za
 	return &LocalGuard{e: e, log: logger}, nil
 }
 
-// CheckStep implements Guard.
+// CheckStep implements Guard. One deadline, guard.DefaultEvaluationTimeout (or ctx's, when sooner),
+// bounds the stage's evaluation as a whole, as in the server and the client library; controls it leaves
+// unevaluated fall to their on_error (deny by default). Shadow controls are not evaluated here: there is
+// nowhere to record what they would have decided.
 func (g *LocalGuard) CheckStep(ctx context.Context, step *guard.Step, stage guard.Stage) error {
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > guard.DefaultEvaluationTimeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, guard.DefaultEvaluationTimeout)
+		defer cancel()
+	}
 	res, err := g.e.Evaluate(ctx, step, stage)
 	if err != nil {
 		return err

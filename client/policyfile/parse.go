@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,11 +27,11 @@ type Options struct {
 
 // Load reads policy files and checks them together: a control name is defined once across all of them,
 // and agents and tests name controls that are defined. The error is an *Error with every problem of
-// every file, or the error of a file that cannot be read.
+// every file, or the error of a file that cannot be read (a *TooLargeError past MaxFileBytes).
 func Load(paths []string, opts Options) (*Policy, error) {
 	srcs := make([]Source, 0, len(paths))
 	for _, path := range paths {
-		raw, err := os.ReadFile(path)
+		raw, err := ReadFile(path)
 		if err != nil {
 			return nil, err
 		}

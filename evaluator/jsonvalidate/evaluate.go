@@ -15,6 +15,9 @@ import (
 // Evaluate matches when d violates the configured rules. String data is parsed as JSON first; text that
 // is not JSON is a match unless allow_invalid_json is set. Null data never matches. The returned error
 // is always nil: every outcome is a decision.
+// errDuplicateKey: the text holds a key twice in one object (duplicateKey).
+var errDuplicateKey = errors.New("a key appears twice in one object")
+
 func (e *Evaluator) Evaluate(_ context.Context, d *evaluator.Data) (evaluator.Result, error) {
 	if d == nil || d.IsNull() {
 		return evaluator.Result{Confidence: 1}, nil
@@ -22,6 +25,9 @@ func (e *Evaluator) Evaluate(_ context.Context, d *evaluator.Data) (evaluator.Re
 	v := d.Value
 	if s, ok := v.(string); ok {
 		parsed, err := jsonschema.UnmarshalJSON(strings.NewReader(s))
+		if err == nil && duplicateKey(s) {
+			err = errDuplicateKey
+		}
 		if err != nil {
 			if e.allowInvalid {
 				return evaluator.Result{Confidence: 1, Metadata: map[string]any{"invalid_json": true}}, nil

@@ -61,8 +61,10 @@ func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
 		if i > 0 {
 			p := text[i-1]
 			if isAlnum(p) || p == '+' || p == '_' || p == '/' || ((p == '.' || p == '-' || p == ',') && i > 1 && isDigit(text[i-2])) {
-				// Inside a word, a path or a longer number: skip to the end of the run.
-				for i+1 < len(text) && (isAlnum(text[i+1]) || isSep(text[i+1])) {
+				// Inside a word, a path or a longer number: skip to the end of the run, which a space
+				// ends. (Skipping spaces too made "ref42 card 4111 1111 1111 1111" one run, hiding the
+				// card and every number after a word with a digit: issue 23's audit.)
+				for i+1 < len(text) && (isAlnum(text[i+1]) || (text[i+1] != ' ' && isSep(text[i+1]) && i+2 < len(text) && isAlnum(text[i+2]))) {
 					i++
 				}
 				continue

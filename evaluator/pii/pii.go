@@ -259,7 +259,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 	if err := ctx.Err(); err != nil {
 		return evaluator.Result{}, err
 	}
-	return e.result(e.Scan(d.Text)), nil
+	return e.result(e.Scan(evaluator.ScanText(d))), nil
 }
 
 // result is the Result of the findings fs of a text.

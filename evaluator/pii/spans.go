@@ -15,7 +15,7 @@ func (e *Evaluator) Spans(ctx context.Context, d *evaluator.Data) ([]evaluator.S
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return spansOf(e.Scan(d.Text)), nil
+	return spansOf(e.Scan(evaluator.ScanText(d))), nil
 }
 
 // EvaluateSpans implements evaluator.SpanEvaluator: one Scan gives both the Result and the spans.
@@ -26,7 +26,7 @@ func (e *Evaluator) EvaluateSpans(ctx context.Context, d *evaluator.Data) (evalu
 	if err := ctx.Err(); err != nil {
 		return evaluator.Result{}, evaluator.Found{}, err
 	}
-	fs := e.Scan(d.Text)
+	fs := e.Scan(evaluator.ScanText(d))
 	return e.result(fs), evaluator.Found{Spans: spansOf(fs)}, nil
 }
 

@@ -220,7 +220,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 	if d == nil || d.IsNull() || d.Text == "" {
 		return evaluator.Result{Confidence: 1}, nil
 	}
-	findings, err := e.Scan(ctx, d.Text)
+	findings, err := e.Scan(ctx, evaluator.ScanText(d))
 	if err != nil {
 		return evaluator.Result{}, err
 	}

@@ -17,7 +17,7 @@ func (e *Evaluator) Spans(ctx context.Context, d *evaluator.Data) ([]evaluator.S
 	if d == nil || d.IsNull() || d.Text == "" {
 		return nil, nil
 	}
-	fs, err := e.Scan(ctx, d.Text)
+	fs, err := e.Scan(ctx, evaluator.ScanText(d))
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func (e *Evaluator) EvaluateSpans(ctx context.Context, d *evaluator.Data) (evalu
 	if d == nil || d.IsNull() || d.Text == "" {
 		return evaluator.Result{Confidence: 1}, evaluator.Found{}, nil
 	}
-	fs, err := e.Scan(ctx, d.Text)
+	fs, err := e.Scan(ctx, evaluator.ScanText(d))
 	if err != nil {
 		return evaluator.Result{}, evaluator.Found{}, err
 	}

@@ -4,6 +4,7 @@ package sqlguard
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -194,4 +195,20 @@ func TestPostgresConcurrentUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestPostgresSeesAllTheText: issue 23's bypass. libpg_query stops at a NUL, so the DROP after it was
+// unseen and the verdict (operations ["SELECT"]) covered less than the text; now the text is unparsable
+// (a match by default, an evaluation error with on_parse_error "error", so on_error decides).
+func TestPostgresSeesAllTheText(t *testing.T) {
+	for _, q := range []string{"SELECT 1\x00; DROP TABLE users", "SELECT 1; DROP TABLE users\x00", "SELECT 'caf\xe9'"} {
+		res := eval(t, build(t, map[string]any{"dialect": "postgres", "blocked_operations": []any{"DROP"}}), q)
+		if !res.Matched || res.Metadata["parse_error"] != true {
+			t.Fatalf("%q: %+v, want a parse error match", q, res)
+		}
+		e := build(t, map[string]any{"dialect": "postgres", "on_parse_error": "error"})
+		if _, err := e.Evaluate(context.Background(), &evaluator.Data{Value: q, Text: q}); !errors.Is(err, ErrParse) {
+			t.Fatalf("%q with on_parse_error error: err %v, want ErrParse", q, err)
+		}
+	}
 }

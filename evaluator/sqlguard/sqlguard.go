@@ -94,6 +94,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 	if len(query) > MaxQueryBytes {
 		return e.parseFailure("the query is too long to parse", -1)
 	}
+	if why := unseenText(query); why != "" {
+		return e.parseFailure(why, -1)
+	}
 	ops, fs, err := e.parseFacts(query)
 	if err != nil {
 		return e.parseFailure("the query does not parse as SQL", -1)

@@ -89,6 +89,12 @@ var ruleCases = []ruleCase{
 	{"parse error matches", nil, "DROP EVERYTHING NOW please", "parse"},
 	{"postgres cast does not parse", nil, "SELECT '1'::int", "parse"},
 	{"comment only is not a query", nil, "-- nothing", "parse"},
+	// A verdict covers the whole text: a NUL (the C parser's end of text) or invalid UTF-8 anywhere
+	// makes the text unparsable in both dialects, never a verdict on what comes before it.
+	{"NUL hides no statement", map[string]any{"blocked_operations": []any{"DROP"}}, "SELECT 1\x00; DROP TABLE users", "parse"},
+	{"trailing NUL", nil, "SELECT 1\x00", "parse"},
+	{"invalid UTF-8", map[string]any{"blocked_operations": []any{"DROP"}}, "SELECT '\xff'; DROP TABLE users", "parse"},
+	{"invalid UTF-8 in a comment", nil, "SELECT 1 -- \xc3\x28", "parse"},
 }
 
 func TestRules(t *testing.T) { runRuleCases(t, ruleCases, nil) }

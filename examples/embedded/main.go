@@ -73,7 +73,7 @@ func run(out io.Writer, controlsPath string, fromStdin bool, stageName string) e
 	}
 	raw := []byte(demoControls)
 	if controlsPath != "" {
-		if raw, err = os.ReadFile(controlsPath); err != nil {
+		if raw, err = readControls(controlsPath); err != nil {
 			return err
 		}
 	}
@@ -158,4 +158,24 @@ func describe(engine *guard.Engine, step *guard.Step, stage guard.Stage) string 
 		verdict += "  [" + strings.Join(matched, ", ") + "]"
 	}
 	return verdict
+}
+
+// maxControlsBytes caps the controls file: outside input is read in bounded memory (a path could name
+// /dev/zero or a FIFO that never ends), at most the cap plus one byte.
+const maxControlsBytes = 64 << 20
+
+func readControls(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxControlsBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > maxControlsBytes {
+		return nil, fmt.Errorf("controls file %s is larger than %d MiB, the cap on a controls file", path, maxControlsBytes>>20)
+	}
+	return raw, nil
 }

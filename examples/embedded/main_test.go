@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
@@ -36,5 +37,16 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := loadEngine([]byte(`[{"control_id": 1, "name": "x", "data": {"condition": {}}}]`)); err == nil {
 		t.Error("invalid control accepted")
+	}
+}
+
+// TestControlsFileIsBounded: a controls file path naming an endless device is refused with the cap.
+func TestControlsFileIsBounded(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	err := run(&bytes.Buffer{}, "/dev/zero", false, "pre")
+	if err == nil || !strings.Contains(err.Error(), "64 MiB, the cap on a controls file") {
+		t.Fatalf("err %v", err)
 	}
 }

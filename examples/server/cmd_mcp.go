@@ -102,7 +102,8 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 		cmd.Stderr = env.stderr // the upstream's own logs
 		upstream = &mcpgateway.CommandTransport{Command: cmd}
 	} else {
-		upstream = &mcp.StreamableClientTransport{Endpoint: f.upstream}
+		// Responses read in bounded memory (mcpgateway.MaxResponseBytes): the SDK reads a JSON one whole.
+		upstream = &mcp.StreamableClientTransport{Endpoint: f.upstream, HTTPClient: mcpgateway.BoundedHTTPClient(nil, 0)}
 	}
 	cctx, cancel := context.WithTimeout(ctx, f.connectLimit)
 	g, err := mcpgateway.Connect(cctx, upstream, mcpgateway.Options{CallTimeout: f.callTimeout, Logger: logger.Named("mcp_gateway"),

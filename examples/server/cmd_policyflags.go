@@ -4,8 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/guardrail-control/guard/client/policyfile"
@@ -56,9 +54,6 @@ func usageFail(fs *flag.FlagSet, msg string) error {
 	return &exitError{code: 2}
 }
 
-// maxPolicyBytes bounds what is read from the standard input.
-const maxPolicyBytes = 64 << 20
-
 // loadPolicy reads policy files ("-" is the standard input) strictly (evaluators this binary does not have are errors, as on the
 // server). An invalid policy prints every problem to out and asks for exit status 1.
 func loadPolicy(files []string, env *commandEnv) (*policyfile.Policy, error) {
@@ -74,12 +69,11 @@ func loadPolicy(files []string, env *commandEnv) (*policyfile.Policy, error) {
 				return nil, errors.New("the standard input (-) can be given once")
 			}
 			stdinUsed, name = true, "<stdin>"
-			raw, err = io.ReadAll(io.LimitReader(env.stdin, maxPolicyBytes+1))
-			if err == nil && len(raw) > maxPolicyBytes {
-				err = fmt.Errorf("the standard input holds more than %d MiB", maxPolicyBytes>>20)
-			}
+			raw, err = policyfile.ReadFrom(env.stdin, name)
 		} else {
-			raw, err = os.ReadFile(f)
+			// Bounded as the standard input is: /dev/zero, an endless FIFO or a huge file is refused
+			// with the cap in the message, in bounded memory (issue 23: 24 GB RSS, then the kernel's kill).
+			raw, err = policyfile.ReadFile(f)
 		}
 		if err != nil {
 			return nil, err

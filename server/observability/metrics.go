@@ -49,6 +49,7 @@ type Metrics struct {
 	rebuilds        prometheus.Counter
 	buildInfo       *prometheus.GaugeVec
 	unknownFields   *prometheus.CounterVec
+	shadowEvals     *prometheus.CounterVec
 }
 
 // ValidatePrefix checks a metric name prefix: non-empty, [a-zA-Z_][a-zA-Z0-9_]* (colons are reserved
@@ -129,6 +130,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 			Help: "Always 1; the labels say which build is running (set by SetBuildInfo).",
 		}, []string{"version", "revision", "goversion"}),
 		unknownFields: newUnknownFieldsCounter(name),
+		shadowEvals:   newShadowCounter(name),
 	}
 	// The label values known in advance start at zero so that rates work from the first scrape.
 	for _, reason := range []string{DropBufferFull, DropClosed, DropWriteError} {
@@ -142,6 +144,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.evaluations, m.controlMatches, m.evaluatorDur,
 		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.eventsRefused, m.bufferBytes, m.rebuilds, m.buildInfo, m.unknownFields,
+		m.shadowEvals,
 	)
 	return m, nil
 }

@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/internal/timeparam"
 	"github.com/guardrail-control/guard/server/problem"
 )
 
@@ -241,8 +241,9 @@ func (in *eventWire) validate(ev *guard.Event, at string) []guard.Problem {
 	}
 	if in.Timestamp == "" {
 		add("timestamp", "required", "is required: an RFC 3339 date-time")
-	} else if ts, err := time.Parse(time.RFC3339Nano, in.Timestamp); err != nil {
-		add("timestamp", "format", "must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z")
+	} else if ts, err := timeparam.Parse(in.Timestamp); err != nil {
+		code, msg := timeparam.Problem(err)
+		add("timestamp", code, msg)
 	} else {
 		ev.Timestamp = ts.UTC()
 	}
@@ -293,6 +294,9 @@ func decodeProblem(err error, at string) guard.Problem {
 	if errors.As(err, &ute) {
 		if ute.Field == "" {
 			return guard.Problem{Field: at, Code: "type", Message: "must be an event object"}
+		}
+		if problem.OutOfRange(ute) {
+			return guard.Problem{Field: at + "." + ute.Field, Code: "range", Message: "is out of range"}
 		}
 		return guard.Problem{Field: at + "." + ute.Field, Code: "type", Message: "has the wrong type"}
 	}

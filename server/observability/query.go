@@ -8,6 +8,7 @@ import (
 	"time"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/internal/timeparam"
 	"github.com/guardrail-control/guard/server/problem"
 )
 
@@ -135,9 +136,10 @@ func (req *QueryRequest) toQuery() (guard.EventQuery, error) {
 		if s == nil {
 			return nil
 		}
-		t, err := time.Parse(time.RFC3339Nano, *s)
+		t, err := timeparam.Parse(*s)
 		if err != nil {
-			ps = append(ps, guard.Problem{Field: field, Code: "format", Message: "must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z"})
+			code, msg := timeparam.Problem(err)
+			ps = append(ps, guard.Problem{Field: field, Code: code, Message: msg})
 			return nil
 		}
 		t = t.UTC()

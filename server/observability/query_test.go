@@ -102,6 +102,23 @@ func TestQueryEventsFilters(t *testing.T) {
 	})
 }
 
+// TestQueryEventsRangeCodes: issue 23. An offset beyond ±14:00 and a number beyond its field's range,
+// however spelled, are code "range" at the field.
+func TestQueryEventsRangeCodes(t *testing.T) {
+	h := newHarness(t, &memStore{}, RecorderConfig{})
+	for _, tc := range []struct{ body, field string }{
+		{`{"start_time":"2026-11-27T10:00:00+24:00"}`, "start_time"},
+		{`{"end_time":"2026-11-27T10:00:00-15:00"}`, "end_time"},
+		{`{"limit":1e400}`, "limit"},
+		{`{"offset":99999999999999999999}`, "offset"},
+	} {
+		p := problemAt(t, h.do(http.MethodPost, queryPath, tc.body), http.StatusUnprocessableEntity, problem.CodeValidation, tc.field)
+		if p.Errors[0].Code != "range" {
+			t.Errorf("%s: problems %+v, want range", tc.body, p.Errors)
+		}
+	}
+}
+
 func TestQueryEventsRejectsBadQueries(t *testing.T) {
 	h := newHarness(t, &memStore{}, RecorderConfig{})
 	cases := []struct {

@@ -107,6 +107,10 @@ func decode(b []byte, dst any, strict bool) error {
 			if field == "" {
 				return Validation("the request body has the wrong shape", guard.Problem{Field: "", Code: "type", Message: "must be a JSON " + jsonKind(ute.Type.Kind().String())})
 			}
+			if OutOfRange(ute) {
+				return Validation("the request body has a number out of range",
+					guard.Problem{Field: field, Code: "range", Message: "is out of range"})
+			}
 			return Validation("the request body has a field of the wrong type",
 				guard.Problem{Field: field, Code: "type", Message: "must be " + jsonKind(ute.Type.Kind().String())})
 		}
