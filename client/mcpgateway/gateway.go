@@ -2,6 +2,7 @@ package mcpgateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -40,6 +41,11 @@ type Options struct {
 	// The upstream may answer with an older one. Clients speak to the gateway in any version the SDK
 	// supports, whatever this is.
 	ProtocolVersion string
+	// ClientCapabilities are the capabilities the gateway announces to the upstream; nil means all that it
+	// passes on to its clients: sampling, elicitation (form) and roots (with list-changed notifications).
+	// The upstream's requests of these kinds go to a client session that announced the same capability
+	// (the upstream is told "method not found" when none did); see serverrequests.go.
+	ClientCapabilities *mcp.ClientCapabilities
 }
 
 // DefaultProtocolVersion is the MCP version the gateway asks an upstream for by default: 2025-11-25, the
@@ -52,10 +58,11 @@ const DefaultProtocolVersion = "2025-11-25"
 // Gateway is one connection to an upstream MCP server with the tools it announced. Create it with
 // Connect, serve clients with Server, and Close it when done. It is safe for concurrent use.
 type Gateway struct {
-	opts  Options
-	log   *zap.Logger
-	up    *mcp.ClientSession
-	relay *relay // nil when tools/call goes through the SDK's client session (see forwardCall)
+	opts   Options
+	log    *zap.Logger
+	client *mcp.Client // the gateway's client of the upstream
+	up     *mcp.ClientSession
+	relay  *relay // nil when tools/call goes through the SDK's client session (see forwardCall)
 
 	fastServed atomic.Int64 // tools/call served by the fast path of Run (fastpath.go)
 	fastLines  atomic.Int64 // of which decoded in one pass (parseCallLine)
@@ -63,11 +70,12 @@ type Gateway struct {
 
 	syncMu sync.Mutex // serialises Sync
 
-	mu    sync.Mutex
-	tools []*mcp.Tool   // the upstream's tools, in its order
-	srv   *mcp.Server   // set once by Server
-	gd    Guard         // set once by Server
-	sync  chan struct{} // a pending tools/list_changed (capacity 1: notifications coalesce)
+	mu       sync.Mutex
+	tools    []*mcp.Tool                // the upstream's tools, in its order
+	rawTools map[string]json.RawMessage // the same as the upstream wrote them, by name (raw.go)
+	srv      *mcp.Server                // set once by Server
+	gd       Guard                      // set once by Server
+	sync     chan struct{}              // a pending tools/list_changed (capacity 1: notifications coalesce)
 
 	progress    sync.Map     // gateway progress token (string) -> progressTarget, while the call runs
 	progressSeq atomic.Int64 // numbers the gateway's progress tokens
@@ -96,6 +104,10 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 	if info == nil {
 		info = &mcp.Implementation{Name: "guard-mcp-gateway", Version: "1"}
 	}
+	caps := opts.ClientCapabilities
+	if caps == nil {
+		caps = defaultClientCapabilities()
+	}
 	c := mcp.NewClient(info, &mcp.ClientOptions{
 		// The notification is handled outside the connection's goroutine: listing the tools from inside
 		// the handler would wait for an answer the connection cannot read until the handler returns.
@@ -107,12 +119,17 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 		},
 		// Progress of a forwarded call goes back to the client that made it.
 		ProgressNotificationHandler: g.onProgress,
+		LoggingMessageHandler:       g.onLog,
+		Capabilities:                caps,
 	})
+	c.AddReceivingMiddleware(g.fromUpstream)
+	g.client = c
 	var r *relay
 	if relayable(t) {
 		r = &relay{}
 		t = &relayTransport{Transport: t, r: r}
 	}
+	t = rawTransport{t}
 	version := opts.ProtocolVersion
 	if version == "" {
 		version = DefaultProtocolVersion
@@ -126,13 +143,13 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 	if ir := up.InitializeResult(); r != nil && ir != nil && ir.ProtocolVersion < newProtocolVersion {
 		g.relay = r
 	}
-	tools, err := g.listTools(ctx)
+	tools, raw, err := g.listTools(ctx)
 	if err != nil {
 		g.cancelHandlers()
 		_ = up.Close()
 		return nil, fmt.Errorf("mcp gateway: list the upstream's tools: %w", err)
 	}
-	g.tools = tools
+	g.tools, g.rawTools = tools, raw
 	go func() {
 		err := up.Wait()
 		g.doneErr = err

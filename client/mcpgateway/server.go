@@ -44,7 +44,11 @@ func (g *Gateway) Server(gd Guard) *mcp.Server {
 	if upCaps.Completions != nil {
 		caps.Completions = &mcp.CompletionCapabilities{}
 	}
-	srv := mcp.NewServer(impl, &mcp.ServerOptions{Instructions: instructions, Capabilities: caps})
+	if upCaps.Logging != nil {
+		caps.Logging = &mcp.LoggingCapabilities{}
+	}
+	srv := mcp.NewServer(impl, &mcp.ServerOptions{Instructions: instructions, Capabilities: caps,
+		RootsListChangedHandler: g.onRootsChanged})
 	srv.AddReceivingMiddleware(g.passThrough)
 	for _, t := range g.tools {
 		srv.AddTool(t, g.toolHandler(t.Name))
@@ -80,6 +84,35 @@ func (g *Gateway) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			})
 		case *mcp.CompleteRequest:
 			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.CompleteResult, error) { return g.up.Complete(ctx, r.Params) })
+		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
+			// The upstream filters its log messages by the level too; the SDK's session records it for
+			// the messages the gateway passes on (onLog).
+			if _, err := forward(g, ctx, method, func(ctx context.Context) (*mcp.ListRootsResult, error) {
+				return &mcp.ListRootsResult{}, g.up.SetLoggingLevel(ctx, r.Params)
+			}); err != nil {
+				return nil, err
+			}
+			return next(ctx, method, req)
+		case *mcp.ListToolsRequest:
+			// The tools as the upstream wrote them (execution, annotations as they are: raw.go).
+			res, err = next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				g.mu.Lock()
+				raw := g.rawTools
+				g.mu.Unlock()
+				res = rawToolList{ListToolsResult: lr, tools: raw}
+			}
+		case *mcp.CallToolRequest:
+			if r.Params != nil && !g.serves(r.Params.Name) {
+				// A tool the upstream did not list: checked as any other and forwarded, so that the client
+				// gets the upstream's own answer (most often an isError result), as it would directly.
+				res, err = g.callTool(ctx, r.Session, r.Params.Name, r.Params)
+				if err == nil && res.(*mcp.CallToolResult) == nil {
+					res = nil
+				}
+				return res, err
+			}
+			return next(ctx, method, req)
 		default:
 			return next(ctx, method, req)
 		}
@@ -97,11 +130,12 @@ func forward[R mcp.Result](g *Gateway, ctx context.Context, method string, call 
 		ctx, cancel = context.WithTimeout(ctx, g.opts.CallTimeout)
 		defer cancel()
 	}
+	ctx, slot := withRawSlot(ctx)
 	res, err := call(ctx)
 	if err != nil {
 		return nil, g.upstreamError(ctx, method, "", err)
 	}
-	return res, nil
+	return asRaw(res, slot), nil
 }
 
 // errUpstreamGone is what calls get once the upstream connection has ended.
