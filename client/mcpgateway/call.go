@@ -81,6 +81,9 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: fmt.Sprintf("upstream tool %q returned structured content that is not JSON", name)}
 	}
+	if kinds := UncheckedContent(res); kinds != nil {
+		step.Context = map[string]any{UncheckedKey: kinds}
+	}
 	checked := step.Output
 	if blocked, err := g.check(ctx, step, guard.StagePost); blocked != nil || err != nil {
 		return blocked, nil, err
