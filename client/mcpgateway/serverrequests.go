@@ -95,8 +95,9 @@ func notAdvertised(method, capability string) error {
 		Message: fmt.Sprintf("%s: the client of the guard MCP gateway did not announce the %s capability", method, capability)}
 }
 
-// clientWith returns the client session that announced a capability (has says which): the latest one to
-// connect, when several share the upstream; nil when none did.
+// clientWith returns the client session that announced a capability (has says which) in a version of the
+// session protocol (before 2026-07-28, which has no server-initiated requests): the latest one to connect,
+// when several share the upstream; nil when none did.
 func (g *Gateway) clientWith(has func(*mcp.ClientCapabilities) bool) *mcp.ServerSession {
 	g.mu.Lock()
 	srv := g.srv
@@ -106,7 +107,7 @@ func (g *Gateway) clientWith(has func(*mcp.ClientCapabilities) bool) *mcp.Server
 	}
 	var found *mcp.ServerSession
 	for ss := range srv.Sessions() {
-		if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && has(ip.Capabilities) {
+		if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && has(ip.Capabilities) && ip.ProtocolVersion < newProtocolVersion {
 			found = ss
 		}
 	}
