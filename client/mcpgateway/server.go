@@ -49,7 +49,7 @@ func (g *Gateway) Server(gd Guard) *mcp.Server {
 	}
 	srv := mcp.NewServer(impl, &mcp.ServerOptions{Instructions: instructions, Capabilities: caps,
 		RootsListChangedHandler: g.onRootsChanged})
-	srv.AddReceivingMiddleware(g.passThrough)
+	srv.AddReceivingMiddleware(g.passThrough, g.announceSource)
 	for _, t := range g.tools {
 		srv.AddTool(t, g.toolHandler(t.Name))
 	}
