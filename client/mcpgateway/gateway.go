@@ -73,9 +73,13 @@ type Gateway struct {
 	mu       sync.Mutex
 	tools    []*mcp.Tool                // the upstream's tools, in its order
 	rawTools map[string]json.RawMessage // the same as the upstream wrote them, by name (raw.go)
+	rawExtra map[string]json.RawMessage // the other fields of the upstream's tools/list (raw.go)
 	srv      *mcp.Server                // set once by Server
 	gd       Guard                      // set once by Server
 	sync     chan struct{}              // a pending tools/list_changed (capacity 1: notifications coalesce)
+
+	firstClient     chan struct{} // closed when the first client session has initialized (serverrequests.go)
+	firstClientOnce sync.Once
 
 	progress    sync.Map     // gateway progress token (string) -> progressTarget, while the call runs
 	progressSeq atomic.Int64 // numbers the gateway's progress tokens
@@ -95,7 +99,8 @@ type Gateway struct {
 // Connect connects to the upstream MCP server over t (mcp.CommandTransport starts the server's process),
 // and lists its tools. ctx bounds the connection and the first listing only.
 func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, error) {
-	g := &Gateway{opts: opts, log: opts.Logger, sync: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{})}
+	g := &Gateway{opts: opts, log: opts.Logger, sync: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{}),
+		firstClient: make(chan struct{})}
 	g.handlers, g.cancelHandlers = context.WithCancel(context.Background())
 	if g.log == nil {
 		g.log = zap.NewNop()
@@ -143,13 +148,13 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 	if ir := up.InitializeResult(); r != nil && ir != nil && ir.ProtocolVersion < newProtocolVersion {
 		g.relay = r
 	}
-	tools, raw, err := g.listTools(ctx)
+	tools, raw, extra, err := g.listTools(ctx)
 	if err != nil {
 		g.cancelHandlers()
 		_ = up.Close()
 		return nil, fmt.Errorf("mcp gateway: list the upstream's tools: %w", err)
 	}
-	g.tools, g.rawTools = tools, raw
+	g.tools, g.rawTools, g.rawExtra = tools, raw, extra
 	go func() {
 		err := up.Wait()
 		g.doneErr = err

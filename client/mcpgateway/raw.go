@@ -3,6 +3,7 @@ package mcpgateway
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -120,24 +121,26 @@ func rawToolsOf(raw json.RawMessage, into map[string]json.RawMessage) {
 	}
 }
 
-// rawToolList is the gateway's tools/list result with each tool as the upstream wrote it.
+// rawToolList is the gateway's tools/list result as the upstream wrote its own: each tool as the upstream
+// wrote it, in the upstream's order, with the upstream's other fields (_meta) and none of the SDK's own
+// (cacheScope); the gateway's page cursor, when its list has pages.
 type rawToolList struct {
 	*mcp.ListToolsResult
 	tools map[string]json.RawMessage
+	order map[string]int             // the upstream's order, by name
+	extra map[string]json.RawMessage // the fields of the upstream's first page besides tools and nextCursor
 }
 
 // MarshalJSON implements json.Marshaler.
 func (r rawToolList) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(r.ListToolsResult)
-	if err != nil {
-		return nil, err
+	m := make(map[string]json.RawMessage, len(r.extra)+2)
+	for k, v := range r.extra {
+		m[k] = v
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	tools := make([]json.RawMessage, 0, len(r.ListToolsResult.Tools))
-	for _, t := range r.ListToolsResult.Tools {
+	page := slices.Clone(r.ListToolsResult.Tools)
+	slices.SortStableFunc(page, func(a, b *mcp.Tool) int { return r.order[a.Name] - r.order[b.Name] })
+	tools := make([]json.RawMessage, 0, len(page))
+	for _, t := range page {
 		if raw, ok := r.tools[t.Name]; ok {
 			tools = append(tools, raw)
 			continue
@@ -148,8 +151,25 @@ func (r rawToolList) MarshalJSON() ([]byte, error) {
 		}
 		tools = append(tools, tb)
 	}
+	var err error
 	if m["tools"], err = json.Marshal(tools); err != nil {
 		return nil, err
 	}
+	if r.ListToolsResult.NextCursor != "" {
+		if m["nextCursor"], err = json.Marshal(r.ListToolsResult.NextCursor); err != nil {
+			return nil, err
+		}
+	}
 	return json.Marshal(m)
+}
+
+// rawPageExtra returns the fields of a tools/list result besides tools and nextCursor.
+func rawPageExtra(raw json.RawMessage) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	delete(m, "tools")
+	delete(m, "nextCursor")
+	return m
 }

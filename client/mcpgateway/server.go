@@ -48,7 +48,7 @@ func (g *Gateway) Server(gd Guard) *mcp.Server {
 		caps.Logging = &mcp.LoggingCapabilities{}
 	}
 	srv := mcp.NewServer(impl, &mcp.ServerOptions{Instructions: instructions, Capabilities: caps,
-		RootsListChangedHandler: g.onRootsChanged})
+		RootsListChangedHandler: g.onRootsChanged, InitializedHandler: g.clientInitialized})
 	srv.AddReceivingMiddleware(g.passThrough, g.announceSource)
 	for _, t := range g.tools {
 		srv.AddTool(t, g.toolHandler(t.Name))
@@ -98,9 +98,12 @@ func (g *Gateway) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err = next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				g.mu.Lock()
-				raw := g.rawTools
+				order := make(map[string]int, len(g.tools))
+				for i, t := range g.tools {
+					order[t.Name] = i
+				}
+				res = rawToolList{ListToolsResult: lr, tools: g.rawTools, order: order, extra: g.rawExtra}
 				g.mu.Unlock()
-				res = rawToolList{ListToolsResult: lr, tools: raw}
 			}
 		case *mcp.CallToolRequest:
 			if r.Params != nil && !g.serves(r.Params.Name) {

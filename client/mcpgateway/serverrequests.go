@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,6 +59,10 @@ func defaultClientCapabilities() *mcp.ClientCapabilities {
 // upstream's requests to the client (see above).
 func (g *Gateway) fromUpstream(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch req.(type) {
+		case *mcp.CreateMessageWithToolsRequest, *mcp.ElicitRequest, *mcp.ListRootsRequest:
+			g.awaitFirstClient(ctx)
+		}
 		switch r := req.(type) {
 		case *mcp.CreateMessageWithToolsRequest:
 			ss := g.clientWith(func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
@@ -86,6 +91,28 @@ func (g *Gateway) fromUpstream(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// firstClientWait bounds how long a request of the upstream waits for the first client session: an
+// upstream asks for the roots as soon as it is initialized (server-filesystem, server-everything), which is
+// before any client has connected to the gateway.
+const firstClientWait = 30 * time.Second
+
+// awaitFirstClient waits until a client session has initialized (see firstClientWait), or ctx ends.
+func (g *Gateway) awaitFirstClient(ctx context.Context) {
+	t := time.NewTimer(firstClientWait)
+	defer t.Stop()
+	select {
+	case <-g.firstClient:
+	case <-ctx.Done():
+	case <-t.C:
+	case <-g.stop:
+	}
+}
+
+// clientInitialized is the server's InitializedHandler: it lets the requests waiting for a first client go.
+func (g *Gateway) clientInitialized(context.Context, *mcp.InitializedRequest) {
+	g.firstClientOnce.Do(func() { close(g.firstClient) })
 }
 
 // notAdvertised is the error the upstream gets when no client announced the capability: what a client

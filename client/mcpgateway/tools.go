@@ -19,10 +19,11 @@ const syncTimeout = 30 * time.Second
 // listTools reads every page of the upstream's tools/list. An upstream without the tools capability has
 // none. Tools whose input schema the MCP SDK would refuse to serve are left out with a warning.
 //
-// raw has the tools as the upstream wrote them, by name (see raw.go).
-func (g *Gateway) listTools(ctx context.Context) (tools []*mcp.Tool, raw map[string]json.RawMessage, err error) {
+// raw has the tools as the upstream wrote them, by name, and extra the other fields of its first page
+// (see raw.go).
+func (g *Gateway) listTools(ctx context.Context) (tools []*mcp.Tool, raw, extra map[string]json.RawMessage, err error) {
 	if ir := g.up.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Tools == nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	var out []*mcp.Tool
 	raw = map[string]json.RawMessage{}
@@ -32,9 +33,12 @@ func (g *Gateway) listTools(ctx context.Context) (tools []*mcp.Tool, raw map[str
 		pctx, slot := withRawSlot(ctx)
 		res, err := g.up.ListTools(pctx, params)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		rawToolsOf(slot.raw, raw)
+		if params.Cursor == "" {
+			extra = rawPageExtra(slot.raw)
+		}
 		for _, t := range res.Tools {
 			if t == nil || t.Name == "" || seen[t.Name] {
 				continue
@@ -47,11 +51,11 @@ func (g *Gateway) listTools(ctx context.Context) (tools []*mcp.Tool, raw map[str
 			out = append(out, t)
 		}
 		if res.NextCursor == "" {
-			return out, raw, nil
+			return out, raw, extra, nil
 		}
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
-	return nil, nil, fmt.Errorf("more than 1000 pages of tools")
+	return nil, nil, nil, fmt.Errorf("more than 1000 pages of tools")
 }
 
 // checkSchema refuses what mcp.Server.AddTool would panic on: a missing input schema, or one that is not
@@ -133,13 +137,13 @@ func (g *Gateway) syncLoop() {
 func (g *Gateway) Sync(ctx context.Context) error {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
-	tools, raw, err := g.listTools(ctx)
+	tools, raw, extra, err := g.listTools(ctx)
 	if err != nil {
 		return err
 	}
 	g.mu.Lock()
 	old := g.tools
-	g.tools, g.rawTools = tools, raw
+	g.tools, g.rawTools, g.rawExtra = tools, raw, extra
 	srv, gd := g.srv, g.gd
 	g.mu.Unlock()
 	changed := false
