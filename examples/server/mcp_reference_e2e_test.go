@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -464,4 +465,112 @@ func logLines(r *wireRec) string {
 		b = append(b, n.Method+" "+string(n.Params))
 	}
 	return fmt.Sprint(b)
+}
+
+// TestMCPGatewayReferenceFilesystemRoots: server-filesystem started without directories (roots mode, how
+// desktop clients use it) gets its allowed directories from the client's roots through the gateway, and
+// answers as it does directly.
+func TestMCPGatewayReferenceFilesystemRoots(t *testing.T) {
+	bin := mcpReferenceServer(t, "mcp-server-filesystem")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello from the roots"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := &mcp.Root{URI: "file://" + dir, Name: "work"}
+	direct := connectRef(t, &mcp.CommandTransport{Command: exec.Command(bin), TerminateDuration: time.Second}, root)
+	gw := connectRef(t, &mcp.CommandTransport{Command: gatewayCmd(t, bin), TerminateDuration: 5 * time.Second}, root)
+
+	// The server asks for the roots once initialized; its allowed directories follow.
+	allowed := func(rc *refClient) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := rc.cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_allowed_directories", Arguments: map[string]any{}})
+		return err == nil && !res.IsError && strings.Contains(refText(res), dir)
+	}
+	waitFor(t, "the directory of the client's roots to be allowed, directly", func() bool { return allowed(direct) })
+	waitFor(t, "the directory of the client's roots to be allowed, through the gateway", func() bool { return allowed(gw) })
+
+	compareSessions(t, direct, gw, []refStep{
+		{name: "tools/list", do: func(ctx context.Context, cs *mcp.ClientSession) string {
+			_, _ = cs.ListTools(ctx, nil)
+			return "tools/list"
+		}},
+		callStep("list_allowed_directories", map[string]any{}),
+		callStep("read_text_file", map[string]any{"path": filepath.Join(dir, "notes.txt")}),
+		callStep("list_directory", map[string]any{"path": dir}),
+		callStep("read_text_file", map[string]any{"path": "/etc/hostname"}),
+		callStep("get_file_info", map[string]any{"path": filepath.Join(dir, "missing.txt")}),
+	})
+	res := gw.call(t, "read_text_file", map[string]any{"path": filepath.Join(dir, "notes.txt")})
+	if res.IsError || !strings.Contains(refText(res), "hello from the roots") {
+		t.Fatalf("read through the gateway: %+v", res)
+	}
+}
+
+// TestMCPGatewayReferenceMemory: server-memory (its graph in a file of the test's) answers as it does
+// directly.
+func TestMCPGatewayReferenceMemory(t *testing.T) {
+	bin := mcpReferenceServer(t, "mcp-server-memory")
+	dcmd := exec.Command(bin)
+	dcmd.Env = append(os.Environ(), "MEMORY_FILE_PATH="+filepath.Join(t.TempDir(), "direct.jsonl"))
+	direct := connectRef(t, &mcp.CommandTransport{Command: dcmd, TerminateDuration: time.Second})
+	gcmd := gatewayCmd(t, bin)
+	gcmd.Env = append(gcmd.Env, "MEMORY_FILE_PATH="+filepath.Join(t.TempDir(), "gateway.jsonl"))
+	gw := connectRef(t, &mcp.CommandTransport{Command: gcmd, TerminateDuration: 5 * time.Second})
+	compareSessions(t, direct, gw, []refStep{
+		{name: "tools/list", do: func(ctx context.Context, cs *mcp.ClientSession) string {
+			_, _ = cs.ListTools(ctx, nil)
+			return "tools/list"
+		}},
+		callStep("create_entities", map[string]any{"entities": []any{map[string]any{"name": "Ada", "entityType": "person",
+			"observations": []any{"wrote the first program"}}}}),
+		callStep("read_graph", map[string]any{}),
+		callStep("search_nodes", map[string]any{"query": "program"}),
+		callStep("create_entities", map[string]any{"entities": "not a list"}),
+	})
+}
+
+// TestMCPGatewayReferenceSamplingDenied: a control on the sampling step denies server-everything's
+// sampling request whose prompt carries an SSN: the client never sees it, and the control author's message
+// (action.metadata.reason) reaches the server, which puts it in its tool result for the model.
+func TestMCPGatewayReferenceSamplingDenied(t *testing.T) {
+	bin := mcpReferenceServer(t, "mcp-server-everything")
+	gw := connectRef(t, &mcp.CommandTransport{Command: gatewayCmd(t, bin), TerminateDuration: 5 * time.Second})
+	res := gw.call(t, "trigger-sampling-request", map[string]any{"prompt": "my SSN is 123-45-6789", "maxTokens": 5})
+	gw.mu.Lock()
+	sampled := len(gw.sampled)
+	gw.mu.Unlock()
+	if sampled != 0 {
+		t.Fatalf("the client got %d sampling requests, want none", sampled)
+	}
+	if text := refText(res); !res.IsError || !strings.Contains(text, "a sampling prompt must not carry an SSN") {
+		t.Fatalf("result %q (isError %v), want the server's error with the control's message", text, res.IsError)
+	}
+	// Without an SSN the same request reaches the client.
+	res = gw.call(t, "trigger-sampling-request", map[string]any{"prompt": "say hi", "maxTokens": 5})
+	if text := refText(res); !strings.Contains(text, "sampled: ") || !strings.Contains(text, "say hi") {
+		t.Fatalf("allowed sampling: %q", refText(res))
+	}
+}
+
+func (rc *refClient) call(t *testing.T, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := rc.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return res
+}
+
+// refText is the text of a result's text blocks, joined with newlines.
+func refText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
