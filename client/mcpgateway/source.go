@@ -57,13 +57,13 @@ func (d DenyWithoutControls) ControlSource() string { return d.Guard.ControlSour
 const noControlsNote = "guard MCP gateway: no controls are in force (the guard server is unreachable and there is no controls file); see the gateway's log.\n\n"
 
 // announceSource is the receiving middleware that tells each client where the gateway's controls come
-// from, when its Guard can say (ControlSourcer): _meta.guard.controls_source of the initialize result
-// ("server", "file" or "none"), and with "none" a first paragraph of its instructions.
+// from, when its Guard can say (ControlSourcer): _meta.guard.controls_source of the initialize result (and
+// of server/discover's, from protocol version 2026-07-28 on): "server", "file" or "none"; with "none" also
+// a first paragraph of its instructions.
 func (g *Gateway) announceSource(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		ir, ok := res.(*mcp.InitializeResult)
-		if !ok || err != nil || ir == nil {
+		if err != nil {
 			return res, err
 		}
 		g.mu.Lock()
@@ -72,16 +72,33 @@ func (g *Gateway) announceSource(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok {
 			return res, err
 		}
-		src := cs.ControlSource()
-		cp := *ir
-		cp.Meta = mcp.Meta{}
-		for k, v := range ir.Meta {
-			cp.Meta[k] = v
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			if r != nil {
+				cp := *r
+				cp.Meta, cp.Instructions = withSource(r.Meta, r.Instructions, cs.ControlSource())
+				return &cp, nil
+			}
+		case *mcp.DiscoverResult:
+			if r != nil {
+				cp := *r
+				cp.Meta, cp.Instructions = withSource(r.Meta, r.Instructions, cs.ControlSource())
+				return &cp, nil
+			}
 		}
-		cp.Meta[MetaKey] = map[string]any{"controls_source": src}
-		if src == client.SourceNone {
-			cp.Instructions = noControlsNote + cp.Instructions
-		}
-		return &cp, nil
+		return res, err
 	}
+}
+
+// withSource is a copy of meta with the control source under MetaKey, and the instructions for it.
+func withSource(meta mcp.Meta, instructions, src string) (mcp.Meta, string) {
+	out := mcp.Meta{}
+	for k, v := range meta {
+		out[k] = v
+	}
+	out[MetaKey] = map[string]any{"controls_source": src}
+	if src == client.SourceNone {
+		instructions = noControlsNote + instructions
+	}
+	return out, instructions
 }

@@ -72,7 +72,11 @@ func main() {
 	}
 	err := run(*countFile, *httpAddr)
 	if *stubborn {
-		select {} // past the end of stdin, as a server whose timers keep it alive
+		// Past the end of stdin and SIGTERM (which ended run), as a server whose timers keep it alive.
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcpserver:", err)
