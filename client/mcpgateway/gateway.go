@@ -37,6 +37,12 @@ type Options struct {
 	Logger *zap.Logger
 	// ClientInfo is the implementation the gateway announces to the upstream; default "guard-mcp-gateway".
 	ClientInfo *mcp.Implementation
+	// Reconnect makes the gateway reconnect to an upstream whose session ended or whose transport refuses
+	// requests (a Streamable HTTP server that restarted or went away), with backoff (ReconnectBackoff),
+	// instead of ending: meanwhile every request is answered with an MCP error that says the upstream is
+	// unreachable and the gateway is reconnecting. Done is then closed by Close only. For a command the
+	// upstream's end is final: a process that exited is not started again.
+	Reconnect bool
 	// ProtocolVersion is the MCP version the gateway asks the upstream for; default DefaultProtocolVersion.
 	// The upstream may answer with an older one. Clients speak to the gateway in any version the SDK
 	// supports, whatever this is.
@@ -61,7 +67,10 @@ type Gateway struct {
 	opts   Options
 	log    *zap.Logger
 	client *mcp.Client // the gateway's client of the upstream
-	up     *mcp.ClientSession
+	up     atomic.Pointer[mcp.ClientSession] // the upstream session (a new one after a reconnection)
+	upT    mcp.Transport                     // the upstream's transport, wrapped, for reconnections
+	upVer  string                            // the protocol version asked of the upstream
+	down   atomic.Pointer[downState]         // set while a reconnecting gateway has no upstream session
 	relay  *relay // nil when tools/call goes through the SDK's client session (see forwardCall)
 
 	fastServed atomic.Int64 // tools/call served by the fast path of Run (fastpath.go)
@@ -144,7 +153,8 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 		g.cancelHandlers()
 		return nil, fmt.Errorf("mcp gateway: connect to the upstream MCP server: %w", err)
 	}
-	g.up = up
+	g.up.Store(up)
+	g.upT, g.upVer = t, version
 	if ir := up.InitializeResult(); r != nil && ir != nil && ir.ProtocolVersion < newProtocolVersion {
 		g.relay = r
 	}
@@ -155,14 +165,21 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 		return nil, fmt.Errorf("mcp gateway: list the upstream's tools: %w", err)
 	}
 	g.tools, g.rawTools, g.rawExtra = tools, raw, extra
-	go func() {
-		err := up.Wait()
-		g.doneErr = err
-		close(g.done)
-	}()
+	if opts.Reconnect && g.relay == nil {
+		go g.reconnectLoop(up)
+	} else {
+		go func() {
+			err := up.Wait()
+			g.doneErr = err
+			close(g.done)
+		}()
+	}
 	go g.syncLoop()
 	return g, nil
 }
+
+// upstream returns the current upstream session.
+func (g *Gateway) upstream() *mcp.ClientSession { return g.up.Load() }
 
 // Steps returns one step per upstream tool, in the upstream's order: type "tool", the tool's name,
 // description, input schema and output schema.
@@ -173,7 +190,7 @@ func (g *Gateway) Steps() []guard.StepSchema {
 }
 
 // Upstream returns the initialize result of the upstream (its name, version, capabilities, instructions).
-func (g *Gateway) Upstream() *mcp.InitializeResult { return g.up.InitializeResult() }
+func (g *Gateway) Upstream() *mcp.InitializeResult { return g.upstream().InitializeResult() }
 
 // Done is closed when the connection to the upstream has ended (its process exited, it wrote something
 // that is not JSON-RPC, it closed the stream, or Close was called). Err says why.
@@ -209,7 +226,7 @@ func (g *Gateway) Close() error {
 	g.closing.Do(func() {
 		g.cancelHandlers()
 		close(g.stop)
-		err = g.up.Close()
+		err = g.upstream().Close()
 		<-g.done
 	})
 	if errors.Is(err, mcp.ErrConnectionClosed) {

@@ -18,7 +18,7 @@ func (g *Gateway) Server(gd Guard) *mcp.Server {
 	if g.srv != nil {
 		return g.srv
 	}
-	ir := g.up.InitializeResult()
+	ir := g.upstream().InitializeResult()
 	impl := &mcp.Implementation{Name: "guard-mcp-gateway", Version: "1"}
 	var upCaps mcp.ServerCapabilities
 	instructions := ""
@@ -67,28 +67,28 @@ func (g *Gateway) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 		var err error
 		switch r := req.(type) {
 		case *mcp.ListPromptsRequest:
-			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.ListPromptsResult, error) { return g.up.ListPrompts(ctx, r.Params) })
+			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.ListPromptsResult, error) { return g.upstream().ListPrompts(ctx, r.Params) })
 		case *mcp.GetPromptRequest:
-			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.GetPromptResult, error) { return g.up.GetPrompt(ctx, r.Params) })
+			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.GetPromptResult, error) { return g.upstream().GetPrompt(ctx, r.Params) })
 		case *mcp.ListResourcesRequest:
 			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.ListResourcesResult, error) {
-				return g.up.ListResources(ctx, r.Params)
+				return g.upstream().ListResources(ctx, r.Params)
 			})
 		case *mcp.ListResourceTemplatesRequest:
 			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.ListResourceTemplatesResult, error) {
-				return g.up.ListResourceTemplates(ctx, r.Params)
+				return g.upstream().ListResourceTemplates(ctx, r.Params)
 			})
 		case *mcp.ReadResourceRequest:
 			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
-				return g.up.ReadResource(ctx, r.Params)
+				return g.upstream().ReadResource(ctx, r.Params)
 			})
 		case *mcp.CompleteRequest:
-			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.CompleteResult, error) { return g.up.Complete(ctx, r.Params) })
+			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.CompleteResult, error) { return g.upstream().Complete(ctx, r.Params) })
 		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
 			// The upstream filters its log messages by the level too; the SDK's session records it for
 			// the messages the gateway passes on (onLog).
 			if _, err := forward(g, ctx, method, func(ctx context.Context) (*mcp.ListRootsResult, error) {
-				return &mcp.ListRootsResult{}, g.up.SetLoggingLevel(ctx, r.Params)
+				return &mcp.ListRootsResult{}, g.upstream().SetLoggingLevel(ctx, r.Params)
 			}); err != nil {
 				return nil, err
 			}
@@ -128,6 +128,9 @@ func (g *Gateway) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 func forward[R mcp.Result](g *Gateway, ctx context.Context, method string, call func(context.Context) (R, error)) (mcp.Result, error) {
 	g.inflight.Add(1)
 	defer g.inflight.Done()
+	if err := g.downError(method); err != nil {
+		return nil, err
+	}
 	if g.opts.CallTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, g.opts.CallTimeout)

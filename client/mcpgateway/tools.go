@@ -22,7 +22,7 @@ const syncTimeout = 30 * time.Second
 // raw has the tools as the upstream wrote them, by name, and extra the other fields of its first page
 // (see raw.go).
 func (g *Gateway) listTools(ctx context.Context) (tools []*mcp.Tool, raw, extra map[string]json.RawMessage, err error) {
-	if ir := g.up.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Tools == nil {
+	if ir := g.upstream().InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Tools == nil {
 		return nil, nil, nil, nil
 	}
 	var out []*mcp.Tool
@@ -31,7 +31,7 @@ func (g *Gateway) listTools(ctx context.Context) (tools []*mcp.Tool, raw, extra 
 	params := &mcp.ListToolsParams{}
 	for range 1000 { // a bound on pages, against an upstream that hands out cursors forever
 		pctx, slot := withRawSlot(ctx)
-		res, err := g.up.ListTools(pctx, params)
+		res, err := g.upstream().ListTools(pctx, params)
 		if err != nil {
 			return nil, nil, nil, err
 		}

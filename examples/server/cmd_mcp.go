@@ -122,8 +122,9 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 		upstream = &mcp.StreamableClientTransport{Endpoint: f.upstream}
 	}
 	cctx, cancel := context.WithTimeout(ctx, f.connectLimit)
+	// An HTTP upstream that goes away is reconnected to, with backoff; a command's end is final.
 	g, err := mcpgateway.Connect(cctx, upstream, mcpgateway.Options{CallTimeout: f.callTimeout, Logger: logger.Named("mcp_gateway"),
-		ClientInfo: &mcp.Implementation{Name: "guard-mcp-gateway", Version: version}})
+		ClientInfo: &mcp.Implementation{Name: "guard-mcp-gateway", Version: version}, Reconnect: f.upstream != ""})
 	cancel()
 	if err != nil {
 		return err
