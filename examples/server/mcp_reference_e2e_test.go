@@ -377,6 +377,7 @@ func TestMCPGatewayReferenceEverything(t *testing.T) {
 		callStep("trigger-elicitation-request", map[string]any{}),
 		callStep("get-roots-list", map[string]any{}),
 		callStep("no-such-tool", map[string]any{}),
+		callStep("simulate-research-query", map[string]any{"topic": "tasks"}), // execution.taskSupport "required"
 		callStep("echo", map[string]any{}),
 		callStep("get-sum", map[string]any{"a": "two"}),
 		{name: "prompts/list", do: func(ctx context.Context, cs *mcp.ClientSession) string {
