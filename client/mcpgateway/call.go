@@ -38,8 +38,10 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 		return nil, nil, g.upstreamError(ctx, "tools/call", name, mcp.ErrConnectionClosed)
 	default:
 	}
-	if err := g.downError(fmt.Sprintf("tools/call %q", name)); err != nil {
-		return nil, nil, err
+	if g.down.Load() != nil { // (the message is built only then: this is every call's path)
+		if err := g.downError(fmt.Sprintf("tools/call %q", name)); err != nil {
+			return nil, nil, err
+		}
 	}
 	args, err := decodeArguments(p.Arguments)
 	if err != nil {
