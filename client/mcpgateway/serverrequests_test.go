@@ -20,8 +20,11 @@ type srvReqRig struct {
 	cs    *mcp.ClientSession
 	guard *fakeGuard
 
-	mu       sync.Mutex
-	sampled  []string // the text of the first message of each sampling request the client got
+	cl *mcp.Client
+
+	mu           sync.Mutex
+	rootsChanged int      // notifications/roots/list_changed the upstream got
+	sampled      []string // the text of the first message of each sampling request the client got
 	elicited []string // the message of each elicitation request the client got
 	logs     []string // the data of each log message the client got
 }
@@ -31,7 +34,12 @@ func newSrvReqRig(t *testing.T, capable bool) *srvReqRig {
 	ctx := context.Background()
 	r := &srvReqRig{guard: &fakeGuard{record: true}}
 	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{
-		Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}})
+		Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) {
+			r.mu.Lock()
+			r.rootsChanged++
+			r.mu.Unlock()
+		}})
 	type promptIn struct {
 		Prompt string `json:"prompt"`
 	}
@@ -108,6 +116,7 @@ func newSrvReqRig(t *testing.T, capable bool) *srvReqRig {
 		}
 	}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, opts)
+	r.cl = cl
 	if capable {
 		cl.AddRoots(&mcp.Root{URI: "file:///work", Name: "work"})
 	}
@@ -252,4 +261,23 @@ func TestLoggingPasses(t *testing.T) {
 		defer r.mu.Unlock()
 		return len(r.logs) == 1 && r.logs[0] == `"disk almost full"`
 	})
+}
+
+// TestRootsListChangedPasses: a client's notifications/roots/list_changed reaches the upstream, which then
+// lists the new roots through the gateway.
+func TestRootsListChangedPasses(t *testing.T) {
+	r := newSrvReqRig(t, true)
+	r.cl.AddRoots(&mcp.Root{URI: "file:///more", Name: "more"})
+	waitFor(t, "the upstream to be told the roots changed", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.rootsChanged >= 1
+	})
+	res, err := r.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "roots", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(res); got != "file:///more,file:///work" && got != "file:///work,file:///more" {
+		t.Fatalf("roots %q, want both of the client's", got)
+	}
 }
