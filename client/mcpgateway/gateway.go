@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP's sampling, roots and logging are deprecated from protocol 2026-07-28 on, but they are the session protocol's, which the gateway's clients and upstreams speak: it passes them on.
+
 package mcpgateway
 
 import (
@@ -66,12 +68,12 @@ const DefaultProtocolVersion = "2025-11-25"
 type Gateway struct {
 	opts   Options
 	log    *zap.Logger
-	client *mcp.Client // the gateway's client of the upstream
+	client *mcp.Client                       // the gateway's client of the upstream
 	up     atomic.Pointer[mcp.ClientSession] // the upstream session (a new one after a reconnection)
 	upT    mcp.Transport                     // the upstream's transport, wrapped, for reconnections
 	upVer  string                            // the protocol version asked of the upstream
 	down   atomic.Pointer[downState]         // set while a reconnecting gateway has no upstream session
-	relay  *relay // nil when tools/call goes through the SDK's client session (see forwardCall)
+	relay  *relay                            // nil when tools/call goes through the SDK's client session (see forwardCall)
 
 	fastServed atomic.Int64 // tools/call served by the fast path of Run (fastpath.go)
 	fastLines  atomic.Int64 // of which decoded in one pass (parseCallLine)

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP's sampling, roots and logging are deprecated from protocol 2026-07-28 on, but they are the session protocol's, which the gateway's clients and upstreams speak: it passes them on.
+
 package mcpgateway
 
 import (
@@ -67,7 +69,9 @@ func (g *Gateway) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 		var err error
 		switch r := req.(type) {
 		case *mcp.ListPromptsRequest:
-			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.ListPromptsResult, error) { return g.upstream().ListPrompts(ctx, r.Params) })
+			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.ListPromptsResult, error) {
+				return g.upstream().ListPrompts(ctx, r.Params)
+			})
 		case *mcp.GetPromptRequest:
 			res, err = forward(g, ctx, method, func(ctx context.Context) (*mcp.GetPromptResult, error) { return g.upstream().GetPrompt(ctx, r.Params) })
 		case *mcp.ListResourcesRequest:

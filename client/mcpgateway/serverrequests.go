@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP's sampling, roots and logging are deprecated from protocol 2026-07-28 on, but they are the session protocol's, which the gateway's clients and upstreams speak: it passes them on.
+
 package mcpgateway
 
 import (

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP's sampling, roots and logging are deprecated from protocol 2026-07-28 on, but they are the session protocol's, which the gateway's clients and upstreams speak: it passes them on.
+
 package mcpgateway_test
 
 import (
@@ -25,8 +27,8 @@ type srvReqRig struct {
 	mu           sync.Mutex
 	rootsChanged int      // notifications/roots/list_changed the upstream got
 	sampled      []string // the text of the first message of each sampling request the client got
-	elicited []string // the message of each elicitation request the client got
-	logs     []string // the data of each log message the client got
+	elicited     []string // the message of each elicitation request the client got
+	logs         []string // the data of each log message the client got
 }
 
 func newSrvReqRig(t *testing.T, capable bool) *srvReqRig {
