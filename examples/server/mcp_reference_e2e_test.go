@@ -417,6 +417,29 @@ func TestMCPGatewayReferenceEverything(t *testing.T) {
 		t.Errorf("the client answered %d sampling and %d elicitation requests through the gateway, want 1 and 1", len(gw.sampled), len(gw.elicited))
 	}
 
+	// Progress notifications of a call with a progress token: the same ones, with the client's own token.
+	progress := map[*refClient]string{}
+	for _, rc := range []*refClient{direct, gw} {
+		rc.rec.mu.Lock()
+		rc.rec.notes = nil
+		rc.rec.mu.Unlock()
+		res := rc.call(t, "trigger-long-running-operation", map[string]any{"duration": 0.2, "steps": 2}, "progress-1")
+		if res.IsError {
+			t.Fatalf("trigger-long-running-operation: %+v", res)
+		}
+		waitFor(t, "the progress notifications", func() bool { return rc.rec.count("notifications/progress") == 2 })
+		rc.rec.mu.Lock()
+		for _, n := range rc.rec.notes {
+			if n.Method == "notifications/progress" {
+				progress[rc] += string(n.Params) + "\n"
+			}
+		}
+		rc.rec.mu.Unlock()
+	}
+	if !reflect.DeepEqual(normLines(progress[direct]), normLines(progress[gw])) {
+		t.Errorf("progress notifications differ:\ndirect:  %s\ngateway: %s", progress[direct], progress[gw])
+	}
+
 	// Log notifications: the server's simulated logging sends them at random levels and times; both
 	// sessions get some, of the same shape. (Only those after logging/setLevel: before it, the gateway's
 	// SDK holds them back, as docs/mcp.md says.)
@@ -556,11 +579,16 @@ func TestMCPGatewayReferenceSamplingDenied(t *testing.T) {
 	}
 }
 
-func (rc *refClient) call(t *testing.T, tool string, args map[string]any) *mcp.CallToolResult {
+// call calls a tool (with a progress token when one is given) and fails the test on an MCP error.
+func (rc *refClient) call(t *testing.T, tool string, args map[string]any, progressToken ...string) *mcp.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := rc.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	p := &mcp.CallToolParams{Name: tool, Arguments: args}
+	if len(progressToken) > 0 {
+		p.Meta = mcp.Meta{"progressToken": progressToken[0]}
+	}
+	res, err := rc.cs.CallTool(ctx, p)
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}
@@ -576,4 +604,13 @@ func refText(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// normLines is each line of s decoded as JSON.
+func normLines(s string) []any {
+	var out []any
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		out = append(out, normJSON(json.RawMessage(l)))
+	}
+	return out
 }
