@@ -16,8 +16,13 @@
 //     (structuredContent when present, else the text content joined with newlines). A deny or a steer
 //     withholds the result and answers with a tool error result as at pre.
 //
-// Resources, resource templates, prompts and completions pass through untouched: the gateway forwards those
-// requests to the upstream and returns its answers as they are. They are not checked.
+//   - the upstream's requests to the client (sampling, elicitation, roots) are steps of type
+//     StepTypeServerRequest named after their method, checked at pre (the request) and post (the client's
+//     answer), and reach only a client that announced the capability (serverrequests.go).
+//
+// Resources, resource templates, prompts and completions pass through: the gateway forwards those requests
+// to the upstream and returns its answers as the upstream wrote them (raw.go), as it does its tool list.
+// They are not checked. Logging passes both ways.
 //
 // The gateway is transport-agnostic: Connect takes the upstream's mcp.Transport (a command over stdio, a
 // Streamable HTTP endpoint, an in-memory pipe) and Server returns an *mcp.Server to run on any downstream
