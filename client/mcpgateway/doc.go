@@ -15,7 +15,6 @@
 //   - the upstream's result is checked at stage post with the step output described at StepOutput
 //     (structuredContent when present, else the text content joined with newlines). A deny or a steer
 //     withholds the result and answers with a tool error result as at pre.
-//
 //   - the upstream's requests to the client (sampling, elicitation, roots) are steps of type
 //     StepTypeServerRequest named after their method, checked at pre (the request) and post (the client's
 //     answer), and reach only a client that announced the capability (serverrequests.go).
