@@ -13,7 +13,8 @@
 //     never forwarded; a steer is answered the same way with the steering message and the required actions,
 //     so that the model can correct the call and retry. Anything else forwards the call.
 //   - the upstream's result is checked at stage post with the step output described at StepOutput
-//     (structuredContent when present, else the text content joined with newlines). A deny or a steer
+//     (structuredContent when present, else the text of the text blocks and embedded text resources joined
+//     with newlines). A deny or a steer
 //     withholds the result and answers with a tool error result as at pre.
 //   - the upstream's requests to the client (sampling, elicitation, roots) are steps of type
 //     StepTypeServerRequest named after their method, checked at pre (the request) and post (the client's

@@ -17,6 +17,30 @@ import (
 // passes on: a request made with a context from withRawSlot has its response's result put in the slot by
 // the upstream connection (rawConn), before the SDK hands the decoded result to the caller.
 
+// The raw answers go to clients of the session protocol (before 2026-07-28), which the gateway speaks with
+// the upstream too; a later version's results carry fields of their own (resultType, cache scopes) that the
+// SDK's server session adds to the decoded result.
+
+type rawWantedKey struct{}
+
+// withRawWanted marks ctx as serving a client that gets the upstream's answers as they came.
+func withRawWanted(ctx context.Context) context.Context {
+	return context.WithValue(ctx, rawWantedKey{}, true)
+}
+
+func rawWanted(ctx context.Context) bool { v, _ := ctx.Value(rawWantedKey{}).(bool); return v }
+
+// sessionProtocol reports whether req comes from a client session of the session protocol (it completed an
+// initialize in a version before 2026-07-28).
+func sessionProtocol(req mcp.Request) bool {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok || ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	return ip != nil && ip.ProtocolVersion != "" && ip.ProtocolVersion < newProtocolVersion
+}
+
 // rawSlot receives the result of one request as the upstream wrote it.
 type rawSlot struct{ raw json.RawMessage }
 

@@ -103,6 +103,12 @@ func (g *Gateway) reconnect() (*mcp.ClientSession, bool) {
 		cancel()
 		if err == nil {
 			g.up.Store(up)
+			select {
+			case <-g.stop: // Close ran meanwhile, and may have closed the session before this one
+				_ = up.Close()
+				return nil, false
+			default:
+			}
 			return up, true
 		}
 		d := *g.down.Load()

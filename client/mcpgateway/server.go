@@ -65,6 +65,9 @@ func (g *Gateway) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ctx, release := g.handlerContext(ctx)
 		defer release()
+		if sessionProtocol(req) {
+			ctx = withRawWanted(ctx)
+		}
 		var res mcp.Result
 		var err error
 		switch r := req.(type) {
@@ -100,7 +103,7 @@ func (g *Gateway) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListToolsRequest:
 			// The tools as the upstream wrote them (execution, annotations as they are: raw.go).
 			res, err = next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && sessionProtocol(req) {
 				g.mu.Lock()
 				order := make(map[string]int, len(g.tools))
 				for i, t := range g.tools {
@@ -139,6 +142,13 @@ func forward[R mcp.Result](g *Gateway, ctx context.Context, method string, call 
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, g.opts.CallTimeout)
 		defer cancel()
+	}
+	if !rawWanted(ctx) {
+		res, err := call(ctx)
+		if err != nil {
+			return nil, g.upstreamError(ctx, method, "", err)
+		}
+		return res, nil
 	}
 	ctx, slot := withRawSlot(ctx)
 	res, err := call(ctx)
