@@ -14,8 +14,8 @@
 //     so that the model can correct the call and retry. Anything else forwards the call.
 //   - the upstream's result is checked at stage post with the step output described at StepOutput
 //     (structuredContent when present, else the text of the text blocks and embedded text resources joined
-//     with newlines). A deny or a steer
-//     withholds the result and answers with a tool error result as at pre.
+//     with newlines). A deny or a steer withholds the result and answers with a tool error result as at
+//     pre.
 //   - the upstream's requests to the client (sampling, elicitation, roots) are steps of type
 //     StepTypeServerRequest named after their method, checked at pre (the request) and post (the client's
 //     answer), and reach only a client that announced the capability (serverrequests.go).
