@@ -94,9 +94,7 @@ func (g *Gateway) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
 			// The upstream filters its log messages by the level too; the SDK's session records it for
 			// the messages the gateway passes on (onLog).
-			if _, err := forward(g, ctx, method, func(ctx context.Context) (*mcp.ListRootsResult, error) {
-				return &mcp.ListRootsResult{}, g.upstream().SetLoggingLevel(ctx, r.Params)
-			}); err != nil {
+			if err := g.setUpstreamLevel(ctx, r.Params); err != nil {
 				return nil, err
 			}
 			return next(ctx, method, req)
@@ -160,3 +158,22 @@ func forward[R mcp.Result](g *Gateway, ctx context.Context, method string, call 
 
 // errUpstreamGone is what calls get once the upstream connection has ended.
 var errUpstreamGone = errors.New("upstream MCP server is gone")
+
+// setUpstreamLevel passes a client's logging/setLevel on to the upstream, as forward does a request.
+func (g *Gateway) setUpstreamLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) error {
+	g.inflight.Add(1)
+	defer g.inflight.Done()
+	const method = "logging/setLevel"
+	if err := g.downError(method); err != nil {
+		return err
+	}
+	if g.opts.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.opts.CallTimeout)
+		defer cancel()
+	}
+	if err := g.upstream().SetLoggingLevel(ctx, p); err != nil {
+		return g.upstreamError(ctx, method, "", err)
+	}
+	return nil
+}
