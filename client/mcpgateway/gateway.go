@@ -40,8 +40,8 @@ type Options struct {
 	// ClientInfo is the implementation the gateway announces to the upstream; default "guard-mcp-gateway".
 	ClientInfo *mcp.Implementation
 	// Reconnect makes the gateway reconnect to an upstream whose session ended or whose transport refuses
-	// requests (a Streamable HTTP server that restarted or went away), with backoff (ReconnectBackoff),
-	// instead of ending: meanwhile every request is answered with an MCP error that says the upstream is
+	// requests (a Streamable HTTP server that restarted or went away), with backoff (0.2 s, doubling up to
+	// 10 s), instead of ending: meanwhile every request is answered with an MCP error that says the upstream is
 	// unreachable and the gateway is reconnecting. Done is then closed by Close only. For a command the
 	// upstream's end is final: a process that exited is not started again.
 	Reconnect bool
@@ -194,8 +194,8 @@ func (g *Gateway) Steps() []guard.StepSchema {
 // Upstream returns the initialize result of the upstream (its name, version, capabilities, instructions).
 func (g *Gateway) Upstream() *mcp.InitializeResult { return g.upstream().InitializeResult() }
 
-// Done is closed when the connection to the upstream has ended (its process exited, it wrote something
-// that is not JSON-RPC, it closed the stream, or Close was called). Err says why.
+// Done is closed when the connection to the upstream has ended (its process exited, it closed the stream,
+// or Close was called; with Options.Reconnect, Close only). Err says why.
 func (g *Gateway) Done() <-chan struct{} { return g.done }
 
 // Err returns why the upstream connection ended, once Done is closed (nil for a clean close).
@@ -221,8 +221,9 @@ func (g *Gateway) Drain(ctx context.Context) {
 	}
 }
 
-// Close ends the upstream connection: for a command, its stdin is closed and the process is given a few
-// seconds to exit before it is terminated, then killed. Close is idempotent.
+// Close ends the upstream connection: for a command, its stdin is closed and the process is given
+// DefaultTerminateDuration to exit before its process group is terminated, then killed (CommandTransport).
+// Close is idempotent.
 func (g *Gateway) Close() error {
 	var err error
 	g.closing.Do(func() {
