@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,6 +38,11 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 		return nil, nil, g.upstreamError(ctx, "tools/call", name, mcp.ErrConnectionClosed)
 	default:
 	}
+	if g.down.Load() != nil { // (the message is built only then: this is every call's path)
+		if err := g.downError(fmt.Sprintf("tools/call %q", name)); err != nil {
+			return nil, nil, err
+		}
+	}
 	args, err := decodeArguments(p.Arguments)
 	if err != nil {
 		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: arguments must be a JSON object"}
@@ -54,7 +60,7 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 		defer cancel()
 	}
 	fwd := &cs.fwd
-	*fwd = mcp.CallToolParams{Meta: p.Meta, Name: name, InputResponses: p.InputResponses, RequestState: p.RequestState}
+	*fwd = mcp.CallToolParams{Meta: upstreamMeta(p.Meta), Name: name, InputResponses: p.InputResponses, RequestState: p.RequestState}
 	if len(p.Arguments) > 0 {
 		fwd.Arguments = p.Arguments // as the client sent them, byte for byte
 	}
@@ -80,6 +86,9 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 		g.log.Warn("upstream tool result cannot be checked; withholding it", zap.String("tool", name), zap.Error(err))
 		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 			Message: fmt.Sprintf("upstream tool %q returned structured content that is not JSON", name)}
+	}
+	if kinds := UncheckedContent(res); kinds != nil {
+		step.Context = map[string]any{UncheckedKey: kinds}
 	}
 	checked := step.Output
 	if blocked, err := g.check(ctx, step, guard.StagePost); blocked != nil || err != nil {
@@ -145,6 +154,13 @@ func (g *Gateway) upstreamError(ctx context.Context, method, tool string, err er
 		what = fmt.Sprintf("%s %q", method, tool)
 	}
 	var je *jsonrpc.Error
+	if g.opts.Reconnect && g.relay == nil && transportFailed(err) && ctx.Err() == nil {
+		// The upstream went away: reconnectLoop takes over, and the client is told so.
+		g.upstreamFailed(g.upstream(), err)
+		if derr := g.downErrorSoon(what); derr != nil {
+			return derr
+		}
+	}
 	switch {
 	case errors.As(err, &je):
 		return je
@@ -178,4 +194,26 @@ func (g *Gateway) goneSoon() bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// upstreamMeta is the _meta of a client's request as the upstream gets it: without the keys of the protocol
+// ("io.modelcontextprotocol/..."), which describe the client's session with the gateway (from 2026-07-28 on,
+// its version, name and capabilities), not the gateway's session with the upstream, which the SDK
+// describes itself. m itself is not modified.
+func upstreamMeta(m mcp.Meta) mcp.Meta {
+	for k := range m {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			out := make(mcp.Meta, len(m))
+			for k, v := range m {
+				if !strings.HasPrefix(k, "io.modelcontextprotocol/") {
+					out[k] = v
+				}
+			}
+			if len(out) == 0 {
+				return nil
+			}
+			return out
+		}
+	}
+	return m
 }

@@ -10,18 +10,37 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
 )
 
+// DefaultTerminateDuration is how long CommandTransport waits at each step of stopping the upstream by
+// default: the whole stop (end of stdin, SIGTERM, SIGKILL) then takes at most twice this, under the 2 s
+// that clients (the TypeScript SDK's close) give the gateway itself before they terminate it.
+const DefaultTerminateDuration = 500 * time.Millisecond
+
 // CommandTransport is an mcp.Transport that starts an MCP server's process and speaks to it over its
-// stdin and stdout as LineTransport does. It replaces mcp.CommandTransport, with the same shutdown: Close
-// closes the process's stdin (MCP's way of asking a stdio server to exit), waits TerminateDuration for it
-// to exit, then sends SIGTERM, waits again, then kills it.
+// stdin and stdout as LineTransport does. It replaces mcp.CommandTransport, so that the upstream never
+// outlives the gateway:
+//
+//   - the process runs in a process group of its own (with whatever it starts: npx's node, a shell's
+//     children), and on Linux the kernel sends it SIGKILL when the gateway dies, however it dies (the
+//     parent-death signal; it reaches the process started, not its children: see docs/mcp.md);
+//   - Close closes the process's stdin (MCP's way of asking a stdio server to exit), waits
+//     TerminateDuration for it to exit, then sends SIGTERM to its group, waits again, then kills the
+//     group; what is left of the group once the process exited is killed too.
 type CommandTransport struct {
 	Command *exec.Cmd
-	// TerminateDuration is how long Close waits for the process to exit at each step; 0 means 5 seconds.
+	// TerminateDuration is how long Close waits for the process to exit at each step; 0 means
+	// DefaultTerminateDuration.
 	TerminateDuration time.Duration
 	// MaxLineLength bounds one message from the process, as LineTransport.MaxLineLength.
 	MaxLineLength int
+	// Strict ends the connection at the first line of the process's stdout that is not a JSON-RPC message.
+	// By default such a line (a library's print) is skipped, as the TypeScript SDK's client does, and
+	// logged to Logger (LogInvalidLines: the first few, cut short).
+	Strict bool
+	// Logger receives the skipped lines; nil means they are dropped silently.
+	Logger *zap.Logger
 }
 
 // Connect implements mcp.Transport: it starts the process.
@@ -34,16 +53,26 @@ func (t *CommandTransport) Connect(context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	td := t.TerminateDuration
+	if td <= 0 {
+		td = DefaultTerminateDuration
+	}
+	ownProcessGroup(t.Command)
+	if t.Command.WaitDelay == 0 {
+		// Wait also waits for the copy of stderr to a writer that is not a file, which a child that
+		// escaped the group could hold open: bounded.
+		t.Command.WaitDelay = td
+	}
 	if err := t.Command.Start(); err != nil {
 		return nil, err
 	}
-	td := t.TerminateDuration
-	if td <= 0 {
-		td = 5 * time.Second
+	var invalid func([]byte, error)
+	if !t.Strict {
+		invalid = LogInvalidLines(t.Logger)
 	}
 	// stdout is not closed by Close: the read loop ends when the process exits and its end of the pipe
 	// closes (exec.Cmd.Wait closes ours).
-	return newLineConn(stdout, stdin, t.MaxLineLength, func() error {
+	return newLineConn(stdout, stdin, t.MaxLineLength, invalid, func() error {
 		if err := stdin.Close(); err != nil {
 			return fmt.Errorf("closing stdin: %v", err)
 		}
@@ -51,7 +80,8 @@ func (t *CommandTransport) Connect(context.Context) (mcp.Connection, error) {
 	}), nil
 }
 
-// stopProcess waits for cmd to exit after its stdin was closed, sending SIGTERM then SIGKILL each after td.
+// stopProcess waits for cmd to exit after its stdin was closed, sending SIGTERM then SIGKILL to its process
+// group each after td; once it exited, what is left of its group is killed.
 func stopProcess(cmd *exec.Cmd, td time.Duration) error {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -60,6 +90,7 @@ func stopProcess(cmd *exec.Cmd, td time.Duration) error {
 		defer t.Stop()
 		select {
 		case err := <-exited:
+			killGroup(cmd, syscall.SIGKILL) // stragglers of an upstream that exited
 			return err, true
 		case <-t.C:
 			return nil, false
@@ -68,12 +99,12 @@ func stopProcess(cmd *exec.Cmd, td time.Duration) error {
 	if err, ok := wait(); ok {
 		return err
 	}
-	if cmd.Process.Signal(syscall.SIGTERM) == nil {
+	if signalGroup(cmd, syscall.SIGTERM) == nil {
 		if err, ok := wait(); ok {
 			return err
 		}
 	}
-	if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := signalGroup(cmd, syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return err
 	}
 	if err, ok := wait(); ok {

@@ -13,11 +13,16 @@
 //     never forwarded; a steer is answered the same way with the steering message and the required actions,
 //     so that the model can correct the call and retry. Anything else forwards the call.
 //   - the upstream's result is checked at stage post with the step output described at StepOutput
-//     (structuredContent when present, else the text content joined with newlines). A deny or a steer
-//     withholds the result and answers with a tool error result as at pre.
+//     (structuredContent when present, else the text of the text blocks and embedded text resources joined
+//     with newlines). A deny or a steer withholds the result and answers with a tool error result as at
+//     pre.
+//   - the upstream's requests to the client (sampling, elicitation, roots) are steps of type
+//     StepTypeServerRequest named after their method, checked at pre (the request) and post (the client's
+//     answer), and reach only a client that announced the capability (serverrequests.go).
 //
-// Resources, resource templates, prompts and completions pass through untouched: the gateway forwards those
-// requests to the upstream and returns its answers as they are. They are not checked.
+// Resources, resource templates, prompts and completions pass through: the gateway forwards those requests
+// to the upstream and returns its answers as the upstream wrote them (raw.go), as it does its tool list.
+// They are not checked. Logging passes both ways.
 //
 // The gateway is transport-agnostic: Connect takes the upstream's mcp.Transport (a command over stdio, a
 // Streamable HTTP endpoint, an in-memory pipe) and Server returns an *mcp.Server to run on any downstream

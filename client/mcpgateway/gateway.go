@@ -1,7 +1,10 @@
+//lint:file-ignore SA1019 MCP's sampling, roots and logging are deprecated from protocol 2026-07-28 on, but they are the session protocol's, which the gateway's clients and upstreams speak: it passes them on.
+
 package mcpgateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -36,10 +39,21 @@ type Options struct {
 	Logger *zap.Logger
 	// ClientInfo is the implementation the gateway announces to the upstream; default "guard-mcp-gateway".
 	ClientInfo *mcp.Implementation
+	// Reconnect makes the gateway reconnect to an upstream whose session ended or whose transport refuses
+	// requests (a Streamable HTTP server that restarted or went away), with backoff (0.2 s, doubling up to
+	// 10 s), instead of ending: meanwhile every request is answered with an MCP error that says the upstream is
+	// unreachable and the gateway is reconnecting. Done is then closed by Close only. For a command the
+	// upstream's end is final: a process that exited is not started again.
+	Reconnect bool
 	// ProtocolVersion is the MCP version the gateway asks the upstream for; default DefaultProtocolVersion.
 	// The upstream may answer with an older one. Clients speak to the gateway in any version the SDK
 	// supports, whatever this is.
 	ProtocolVersion string
+	// ClientCapabilities are the capabilities the gateway announces to the upstream; nil means all that it
+	// passes on to its clients: sampling, elicitation (form) and roots (with list-changed notifications).
+	// The upstream's requests of these kinds go to a client session that announced the same capability
+	// (the upstream is told "method not found" when none did); see serverrequests.go.
+	ClientCapabilities *mcp.ClientCapabilities
 }
 
 // DefaultProtocolVersion is the MCP version the gateway asks an upstream for by default: 2025-11-25, the
@@ -52,10 +66,14 @@ const DefaultProtocolVersion = "2025-11-25"
 // Gateway is one connection to an upstream MCP server with the tools it announced. Create it with
 // Connect, serve clients with Server, and Close it when done. It is safe for concurrent use.
 type Gateway struct {
-	opts  Options
-	log   *zap.Logger
-	up    *mcp.ClientSession
-	relay *relay // nil when tools/call goes through the SDK's client session (see forwardCall)
+	opts   Options
+	log    *zap.Logger
+	client *mcp.Client                       // the gateway's client of the upstream
+	up     atomic.Pointer[mcp.ClientSession] // the upstream session (a new one after a reconnection)
+	upT    mcp.Transport                     // the upstream's transport, wrapped, for reconnections
+	upVer  string                            // the protocol version asked of the upstream
+	down   atomic.Pointer[downState]         // set while a reconnecting gateway has no upstream session
+	relay  *relay                            // nil when tools/call goes through the SDK's client session (see forwardCall)
 
 	fastServed atomic.Int64 // tools/call served by the fast path of Run (fastpath.go)
 	fastLines  atomic.Int64 // of which decoded in one pass (parseCallLine)
@@ -63,11 +81,16 @@ type Gateway struct {
 
 	syncMu sync.Mutex // serialises Sync
 
-	mu    sync.Mutex
-	tools []*mcp.Tool   // the upstream's tools, in its order
-	srv   *mcp.Server   // set once by Server
-	gd    Guard         // set once by Server
-	sync  chan struct{} // a pending tools/list_changed (capacity 1: notifications coalesce)
+	mu       sync.Mutex
+	tools    []*mcp.Tool                // the upstream's tools, in its order
+	rawTools map[string]json.RawMessage // the same as the upstream wrote them, by name (raw.go)
+	rawExtra map[string]json.RawMessage // the other fields of the upstream's tools/list (raw.go)
+	srv      *mcp.Server                // set once by Server
+	gd       Guard                      // set once by Server
+	sync     chan struct{}              // a pending tools/list_changed (capacity 1: notifications coalesce)
+
+	firstClient     chan struct{} // closed when the first client session has initialized (serverrequests.go)
+	firstClientOnce sync.Once
 
 	progress    sync.Map     // gateway progress token (string) -> progressTarget, while the call runs
 	progressSeq atomic.Int64 // numbers the gateway's progress tokens
@@ -87,7 +110,8 @@ type Gateway struct {
 // Connect connects to the upstream MCP server over t (mcp.CommandTransport starts the server's process),
 // and lists its tools. ctx bounds the connection and the first listing only.
 func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, error) {
-	g := &Gateway{opts: opts, log: opts.Logger, sync: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{})}
+	g := &Gateway{opts: opts, log: opts.Logger, sync: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{}),
+		firstClient: make(chan struct{})}
 	g.handlers, g.cancelHandlers = context.WithCancel(context.Background())
 	if g.log == nil {
 		g.log = zap.NewNop()
@@ -95,6 +119,10 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 	info := opts.ClientInfo
 	if info == nil {
 		info = &mcp.Implementation{Name: "guard-mcp-gateway", Version: "1"}
+	}
+	caps := opts.ClientCapabilities
+	if caps == nil {
+		caps = defaultClientCapabilities()
 	}
 	c := mcp.NewClient(info, &mcp.ClientOptions{
 		// The notification is handled outside the connection's goroutine: listing the tools from inside
@@ -107,12 +135,17 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 		},
 		// Progress of a forwarded call goes back to the client that made it.
 		ProgressNotificationHandler: g.onProgress,
+		LoggingMessageHandler:       g.onLog,
+		Capabilities:                caps,
 	})
+	c.AddReceivingMiddleware(g.fromUpstream)
+	g.client = c
 	var r *relay
 	if relayable(t) {
 		r = &relay{}
 		t = &relayTransport{Transport: t, r: r}
 	}
+	t = rawTransport{t}
 	version := opts.ProtocolVersion
 	if version == "" {
 		version = DefaultProtocolVersion
@@ -122,25 +155,33 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 		g.cancelHandlers()
 		return nil, fmt.Errorf("mcp gateway: connect to the upstream MCP server: %w", err)
 	}
-	g.up = up
+	g.up.Store(up)
+	g.upT, g.upVer = t, version
 	if ir := up.InitializeResult(); r != nil && ir != nil && ir.ProtocolVersion < newProtocolVersion {
 		g.relay = r
 	}
-	tools, err := g.listTools(ctx)
+	tools, raw, extra, err := g.listTools(ctx)
 	if err != nil {
 		g.cancelHandlers()
 		_ = up.Close()
 		return nil, fmt.Errorf("mcp gateway: list the upstream's tools: %w", err)
 	}
-	g.tools = tools
-	go func() {
-		err := up.Wait()
-		g.doneErr = err
-		close(g.done)
-	}()
+	g.tools, g.rawTools, g.rawExtra = tools, raw, extra
+	if opts.Reconnect && g.relay == nil {
+		go g.reconnectLoop(up)
+	} else {
+		go func() {
+			err := up.Wait()
+			g.doneErr = err
+			close(g.done)
+		}()
+	}
 	go g.syncLoop()
 	return g, nil
 }
+
+// upstream returns the current upstream session.
+func (g *Gateway) upstream() *mcp.ClientSession { return g.up.Load() }
 
 // Steps returns one step per upstream tool, in the upstream's order: type "tool", the tool's name,
 // description, input schema and output schema.
@@ -151,10 +192,10 @@ func (g *Gateway) Steps() []guard.StepSchema {
 }
 
 // Upstream returns the initialize result of the upstream (its name, version, capabilities, instructions).
-func (g *Gateway) Upstream() *mcp.InitializeResult { return g.up.InitializeResult() }
+func (g *Gateway) Upstream() *mcp.InitializeResult { return g.upstream().InitializeResult() }
 
-// Done is closed when the connection to the upstream has ended (its process exited, it wrote something
-// that is not JSON-RPC, it closed the stream, or Close was called). Err says why.
+// Done is closed when the connection to the upstream has ended (its process exited, it closed the stream,
+// or Close was called; with Options.Reconnect, Close only). Err says why.
 func (g *Gateway) Done() <-chan struct{} { return g.done }
 
 // Err returns why the upstream connection ended, once Done is closed (nil for a clean close).
@@ -180,14 +221,15 @@ func (g *Gateway) Drain(ctx context.Context) {
 	}
 }
 
-// Close ends the upstream connection: for a command, its stdin is closed and the process is given a few
-// seconds to exit before it is terminated, then killed. Close is idempotent.
+// Close ends the upstream connection: for a command, its stdin is closed and the process is given
+// DefaultTerminateDuration to exit before its process group is terminated, then killed (CommandTransport).
+// Close is idempotent.
 func (g *Gateway) Close() error {
 	var err error
 	g.closing.Do(func() {
 		g.cancelHandlers()
 		close(g.stop)
-		err = g.up.Close()
+		err = g.upstream().Close()
 		<-g.done
 	})
 	if errors.Is(err, mcp.ErrConnectionClosed) {

@@ -37,11 +37,16 @@ type LineTransport struct {
 	// MaxLineLength bounds one inbound message in bytes; 0 means mcp.DefaultMaxLineLength (16 MiB), a
 	// negative value means no bound.
 	MaxLineLength int
+	// InvalidLine, when set, makes the connection tolerant as the TypeScript SDK's stdio transport is: a
+	// line that is not a JSON-RPC message (a library's print on an upstream's stdout) is handed to it and
+	// skipped instead of ending the connection. line is valid during the call only. A line longer than
+	// MaxLineLength still ends the connection. LogInvalidLines makes one that logs a bounded number.
+	InvalidLine func(line []byte, err error)
 }
 
 // Connect implements mcp.Transport.
 func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
-	return newLineConn(t.Reader, t.Writer, t.MaxLineLength, func() error {
+	return newLineConn(t.Reader, t.Writer, t.MaxLineLength, t.InvalidLine, func() error {
 		return errors.Join(t.Reader.Close(), t.Writer.Close())
 	}), nil
 }
@@ -61,6 +66,7 @@ type lineConn struct {
 	once      sync.Once
 	closeFn   func() error
 	closeErr  error
+	invalid   func([]byte, error) // LineTransport.InvalidLine
 }
 
 type lineOrErr struct {
@@ -68,11 +74,11 @@ type lineOrErr struct {
 	err error
 }
 
-func newLineConn(r io.Reader, w io.Writer, maxLine int, closeFn func() error) *lineConn {
+func newLineConn(r io.Reader, w io.Writer, maxLine int, invalid func([]byte, error), closeFn func() error) *lineConn {
 	if maxLine == 0 {
 		maxLine = mcp.DefaultMaxLineLength
 	}
-	c := &lineConn{w: w, incoming: make(chan lineOrErr), closed: make(chan struct{}), closeFn: closeFn}
+	c := &lineConn{w: w, incoming: make(chan lineOrErr), closed: make(chan struct{}), closeFn: closeFn, invalid: invalid}
 	go c.readLoop(bufio.NewReaderSize(r, 64<<10), maxLine)
 	return c
 }
@@ -94,6 +100,10 @@ func (c *lineConn) readLoop(br *bufio.Reader, maxLine int) {
 				continue
 			}
 			v.msg, v.err = decodeMessage(line)
+			if v.err != nil && c.invalid != nil {
+				c.invalid(line, v.err)
+				continue
+			}
 			if f := c.intercept.Load(); v.err == nil && f != nil && (*f)(v.msg) {
 				continue
 			}
@@ -208,6 +218,12 @@ func (c *lineConn) writeLine(line []byte) error {
 	default:
 	}
 	_, err := c.w.Write(line)
+	if err != nil {
+		// The peer stopped reading (EPIPE: a client that closed its end of our stdout, an upstream that
+		// died): nothing more can reach it, so the connection ends, and with it the session, rather than
+		// reading on for nobody. Not under writeMu: Close may wait for an upstream's process.
+		go c.Close()
+	}
 	return err
 }
 

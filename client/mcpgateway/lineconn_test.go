@@ -40,7 +40,7 @@ func describe(msg jsonrpc.Message) string {
 }
 
 func connOver(input string, maxLine int) *lineConn {
-	return newLineConn(strings.NewReader(input), io.Discard, maxLine, func() error { return nil })
+	return newLineConn(strings.NewReader(input), io.Discard, maxLine, nil, func() error { return nil })
 }
 
 func TestLineConnFraming(t *testing.T) {
@@ -150,7 +150,7 @@ func TestLineConnCloseUnblocksRead(t *testing.T) {
 	r, w := io.Pipe()
 	defer func() { _ = w.Close() }()
 	closed := 0
-	c := newLineConn(r, io.Discard, 0, func() error {
+	c := newLineConn(r, io.Discard, 0, nil, func() error {
 		closed++
 		return r.Close()
 	})
@@ -181,7 +181,7 @@ func TestLineConnCloseUnblocksRead(t *testing.T) {
 // TestLineConnReadHonoursContext: a Read whose context ends returns its error.
 func TestLineConnReadHonoursContext(t *testing.T) {
 	r, w := io.Pipe()
-	c := newLineConn(r, io.Discard, 0, func() error { return errors.Join(r.Close(), w.Close()) })
+	c := newLineConn(r, io.Discard, 0, nil, func() error { return errors.Join(r.Close(), w.Close()) })
 	defer func() { _ = c.Close() }()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -213,7 +213,7 @@ func (l *lockedLines) Write(p []byte) (int, error) {
 // each in one write, none lost or interleaved.
 func TestLineConnConcurrentWrites(t *testing.T) {
 	out := &lockedLines{}
-	c := newLineConn(strings.NewReader(""), out, 0, func() error { return nil })
+	c := newLineConn(strings.NewReader(""), out, 0, nil, func() error { return nil })
 	defer func() { _ = c.Close() }()
 	const writers, each = 8, 50
 	var wg sync.WaitGroup

@@ -30,13 +30,13 @@ func TestRedactingGuard(t *testing.T) {
 				}
 			},
 			wantText: "echo: ssn [REDACTED]|second block"},
-		{name: "text blocks at post become one", tool: "echo", args: map[string]any{"text": "key sk-1"},
+		{name: "text blocks at post keep their blocks", tool: "echo", args: map[string]any{"text": "key sk-1"},
 			redact: func(step *guard.Step, stage guard.Stage) {
 				if stage == guard.StagePost {
 					step.Output = strings.ReplaceAll(step.Output.(string), "sk-1", "[REDACTED]")
 				}
 			},
-			wantText: "echo: key [REDACTED]\nsecond block"},
+			wantText: "echo: key [REDACTED]|second block"},
 		{name: "structured content and its text at post", tool: "sum", args: map[string]any{"A": 2, "B": 3},
 			redact: func(step *guard.Step, stage guard.Stage) {
 				if stage == guard.StagePost {
@@ -79,18 +79,90 @@ func TestRedactingGuard(t *testing.T) {
 	}
 }
 
+// TestRedactedResult: every block whose text was checked gets its redacted part, in place; images and other
+// blocks stay where they were; a redaction that changed the line breaks leaves nothing unredacted.
 func TestRedactedResult(t *testing.T) {
 	img := &mcp.ImageContent{Data: []byte{1}, MIMEType: "image/png"}
-	res := &mcp.CallToolResult{Content: []mcp.Content{img, &mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}}
-	got, err := mcpgateway.RedactedResult(res, "[R]\nb")
-	if err != nil {
-		t.Fatal(err)
+	res := func(text string) *mcp.EmbeddedResource {
+		return &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://r", MIMEType: "text/plain", Text: text}}
 	}
-	if len(got.Content) != 2 || got.Content[0] != img || got.Content[1].(*mcp.TextContent).Text != "[R]\nb" {
-		t.Errorf("content %+v", got.Content)
+	txt := func(s string) *mcp.TextContent { return &mcp.TextContent{Text: s} }
+	tests := []struct {
+		name    string
+		content []mcp.Content
+		output  string
+		want    []string // per block: its text, or "image"
+	}{
+		{"image first, two text blocks", []mcp.Content{img, txt("a 1"), txt("b")}, "a [R]\nb", []string{"image", "a [R]", "b"}},
+		{"text, image, resource, text", []mcp.Content{txt("x 1"), img, res("r 1"), txt("end")}, "x [R]\nr [R]\nend",
+			[]string{"x [R]", "image", "r [R]", "end"}},
+		{"a block of several lines", []mcp.Content{txt("l1\nl2 1"), res("r 1")}, "l1\nl2 [R]\nr [R]", []string{"l1\nl2 [R]", "r [R]"}},
+		{"line breaks changed: all in the first, the rest emptied", []mcp.Content{txt("a 1"), img, res("b 1")}, "[R]",
+			[]string{"[R]", "image", ""}},
+		{"no text at all", []mcp.Content{img}, "[R]", []string{"image", "[R]"}},
 	}
-	if len(res.Content) != 3 || res.Content[1].(*mcp.TextContent).Text != "a" {
-		t.Errorf("the original result changed: %+v", res.Content)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := &mcp.CallToolResult{Content: tc.content}
+			before, _ := orig.MarshalJSON()
+			got, err := mcpgateway.RedactedResult(orig, tc.output)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, c := range got.Content {
+				switch x := c.(type) {
+				case *mcp.ImageContent:
+					texts = append(texts, "image")
+				case *mcp.TextContent:
+					texts = append(texts, x.Text)
+				case *mcp.EmbeddedResource:
+					texts = append(texts, x.Resource.Text)
+					if x.Resource.URI != "mem://r" || x.Resource.MIMEType != "text/plain" {
+						t.Errorf("resource lost its fields: %+v", x.Resource)
+					}
+				}
+			}
+			if strings.Join(texts, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("blocks %q, want %q", texts, tc.want)
+			}
+			if after, _ := orig.MarshalJSON(); string(after) != string(before) {
+				t.Errorf("the original result changed: %s", after)
+			}
+		})
+	}
+}
+
+// TestStepOutputContentBlocks: the text of embedded resources is checked with the text blocks, in order;
+// what cannot be read is named in the step's context.
+func TestStepOutputContentBlocks(t *testing.T) {
+	img := &mcp.ImageContent{Data: []byte{1}, MIMEType: "image/png"}
+	tests := []struct {
+		name      string
+		res       *mcp.CallToolResult
+		want      any
+		unchecked []any
+	}{
+		{"text only", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a"}}}, "a", nil},
+		{"embedded text resource between text blocks", &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.TextContent{Text: "a"}, img, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "u", Text: "ssn 123-45-6789"}},
+			&mcp.TextContent{Text: "b"}}}, "a\nssn 123-45-6789\nb", []any{"image"}},
+		{"blob, audio, link", &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "u", Blob: []byte{1}}}, &mcp.AudioContent{Data: []byte{1}, MIMEType: "audio/wav"},
+			&mcp.ResourceLink{URI: "file:///x", Name: "x"}, img, img}}, "", []any{"blob", "audio", "resource_link", "image"}},
+		{"structured content: an embedded resource is not part of the output", &mcp.CallToolResult{StructuredContent: map[string]any{"a": 1.0},
+			Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "u", Text: "t"}}}}, map[string]any{"a": 1.0}, []any{"resource"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := mcpgateway.StepOutput(tc.res)
+			if err != nil || canon(got) != canon(tc.want) {
+				t.Fatalf("StepOutput = %v, %v; want %v", got, err, tc.want)
+			}
+			if u := mcpgateway.UncheckedContent(tc.res); canon(u) != canon(tc.unchecked) {
+				t.Fatalf("UncheckedContent = %v, want %v", u, tc.unchecked)
+			}
+		})
 	}
 }
 

@@ -201,7 +201,7 @@ func (r *relay) end(err error) {
 func (g *Gateway) forwardCall(ctx context.Context, p *mcp.CallToolParams) (res *mcp.CallToolResult, raw []byte, err error) {
 	r := g.relay
 	if r == nil || len(p.InputResponses) > 0 || p.RequestState != "" {
-		res, err = g.up.CallTool(ctx, p)
+		res, err = g.upstream().CallTool(ctx, p)
 		return res, nil, err
 	}
 	if p.Arguments == nil {

@@ -20,10 +20,12 @@ const MetaKey = "guard"
 //
 //   - the result's structuredContent, when it has one (a JSON value: controls select into it, e.g.
 //     output.items.0.url);
-//   - otherwise the text of its text content blocks, joined with "\n" (a string; "" when there is none).
+//   - otherwise the text a model reads in it: the text of its text content blocks and of its embedded
+//     text resources, in their order, joined with "\n" (a string; "" when there is none).
 //
-// Images, audio, resource links and embedded resources are not part of the output. A result with isError
-// true is checked the same way: the model sees it too.
+// Images, audio, binary resources (blob) and resource links are not part of the output: the gateway cannot
+// read them. They are named in the step's context instead (UncheckedContent), so that a control can refuse
+// a result that carries them. A result with isError true is checked the same way: the model sees it too.
 func StepOutput(res *mcp.CallToolResult) (any, error) {
 	if res == nil {
 		return "", nil
@@ -34,12 +36,12 @@ func StepOutput(res *mcp.CallToolResult) (any, error) {
 	n, size := 0, 0
 	var one string
 	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok && t != nil {
+		if t, ok := blockText(c); ok {
 			if n == 0 {
-				one = t.Text
+				one = t
 			}
 			n++
-			size += len(t.Text) + 1
+			size += len(t) + 1
 		}
 	}
 	if n <= 1 {
@@ -49,15 +51,73 @@ func StepOutput(res *mcp.CallToolResult) (any, error) {
 	b.Grow(size - 1) // one allocation
 	first := true
 	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok && t != nil {
+		if t, ok := blockText(c); ok {
 			if !first {
 				b.WriteByte('\n')
 			}
-			b.WriteString(t.Text)
+			b.WriteString(t)
 			first = false
 		}
 	}
 	return b.String(), nil
+}
+
+// blockText is the text of a content block that is part of StepOutput: a text block, or an embedded
+// resource with text.
+func blockText(c mcp.Content) (string, bool) {
+	switch x := c.(type) {
+	case *mcp.TextContent:
+		if x != nil {
+			return x.Text, true
+		}
+	case *mcp.EmbeddedResource:
+		if x != nil && x.Resource != nil && x.Resource.Blob == nil {
+			return x.Resource.Text, true
+		}
+	}
+	return "", false
+}
+
+// UncheckedKey is the key of the step context under which the post stage of a tool call lists the kinds of
+// content of its result that StepOutput leaves out: "image", "audio", "blob" (an embedded binary
+// resource), "resource_link", and with structuredContent also "resource" (an embedded text resource).
+// Absent when there are none. A control with the selector context.unchecked_content (evaluator list or
+// regex) can deny such results.
+const UncheckedKey = "unchecked_content"
+
+// UncheckedContent returns the kinds of content of res that are not part of its StepOutput (see
+// UncheckedKey), each once, in the order met; nil when there are none.
+func UncheckedContent(res *mcp.CallToolResult) []any {
+	if res == nil {
+		return nil
+	}
+	var kinds []any
+	add := func(k string) {
+		for _, have := range kinds {
+			if have == k {
+				return
+			}
+		}
+		kinds = append(kinds, k)
+	}
+	for _, c := range res.Content {
+		switch x := c.(type) {
+		case *mcp.ImageContent:
+			add("image")
+		case *mcp.AudioContent:
+			add("audio")
+		case *mcp.ResourceLink:
+			add("resource_link")
+		case *mcp.EmbeddedResource:
+			switch {
+			case x != nil && x.Resource != nil && x.Resource.Blob != nil:
+				add("blob")
+			case res.StructuredContent != nil:
+				add("resource")
+			}
+		}
+	}
+	return kinds
 }
 
 // jsonValue returns v as the JSON value selectors work on (string, float64, bool, nil, []any,
@@ -84,11 +144,15 @@ func jsonValue(v any) (any, error) {
 // the redacted StepOutput of res):
 //
 //   - with structuredContent, the structured content is output, and the text content blocks (by
-//     convention its serialisation) are replaced by one text block holding output as JSON;
-//   - otherwise the text content blocks, which StepOutput joined into the checked text, are replaced by
-//     one text block holding output, where the first of them was.
+//     convention its serialisation) are replaced by one text block holding output as JSON, where the first
+//     of them was;
+//   - otherwise each block whose text StepOutput joined (text blocks, embedded text resources) gets its
+//     part of output: output split at the line breaks that joined them. When a replacement added or
+//     removed line breaks, so that the parts cannot be told apart, the first such block gets the whole of
+//     output and the others' text is emptied: nothing unredacted is left.
 //
-// Other content blocks (images, resources) are kept, in place; res itself is not modified.
+// Other content blocks (images, audio, resource links) are kept; no block moves; res itself is not
+// modified.
 func RedactedResult(res *mcp.CallToolResult, output any) (*mcp.CallToolResult, error) {
 	out := *res
 	text, isText := output.(string)
@@ -98,26 +162,82 @@ func RedactedResult(res *mcp.CallToolResult, output any) (*mcp.CallToolResult, e
 			return nil, fmt.Errorf("the redacted tool result cannot be encoded: %w", err)
 		}
 		text = string(b)
-		if res.StructuredContent != nil {
-			out.StructuredContent = output
-		}
 	}
 	out.Content = make([]mcp.Content, 0, len(res.Content))
-	placed := false
+	if res.StructuredContent != nil {
+		out.StructuredContent = output
+		placed := false
+		for _, c := range res.Content {
+			if _, ok := c.(*mcp.TextContent); !ok {
+				out.Content = append(out.Content, c)
+			} else if !placed {
+				out.Content = append(out.Content, &mcp.TextContent{Text: text})
+				placed = true
+			}
+		}
+		return &out, nil
+	}
+	parts := splitParts(res, text)
+	i := 0
 	for _, c := range res.Content {
-		if _, ok := c.(*mcp.TextContent); !ok {
+		if _, ok := blockText(c); !ok {
 			out.Content = append(out.Content, c)
 			continue
 		}
-		if !placed {
-			out.Content = append(out.Content, &mcp.TextContent{Text: text})
-			placed = true
-		}
+		out.Content = append(out.Content, withText(c, parts[i]))
+		i++
 	}
-	if !placed && res.StructuredContent == nil {
+	if i == 0 {
 		out.Content = append(out.Content, &mcp.TextContent{Text: text})
 	}
 	return &out, nil
+}
+
+// splitParts splits the redacted text of res into one part per block of its StepOutput (see
+// RedactedResult).
+func splitParts(res *mcp.CallToolResult, text string) []string {
+	var lines []int // line breaks in each block's text
+	total := 0
+	for _, c := range res.Content {
+		if t, ok := blockText(c); ok {
+			n := strings.Count(t, "\n")
+			lines = append(lines, n)
+			total += n + 1
+		}
+	}
+	parts := make([]string, len(lines))
+	if len(lines) == 0 {
+		return parts
+	}
+	all := strings.Split(text, "\n")
+	if len(all) != total {
+		parts[0] = text // the others stay empty
+		return parts
+	}
+	at := 0
+	for i, n := range lines {
+		parts[i] = strings.Join(all[at:at+n+1], "\n")
+		at += n + 1
+	}
+	return parts
+}
+
+// withText is a copy of the block c (a text block or an embedded text resource) with text instead of its
+// own.
+func withText(c mcp.Content, text string) mcp.Content {
+	switch x := c.(type) {
+	case *mcp.TextContent:
+		cp := *x
+		cp.Text = text
+		return &cp
+	case *mcp.EmbeddedResource:
+		cp := *x
+		rc := *x.Resource
+		rc.Text = text
+		cp.Resource = &rc
+		return &cp
+	}
+	return c
 }
 
 // replaced reports whether a Guard replaced a step's payload (before, what the gateway gave it) with a

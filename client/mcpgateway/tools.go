@@ -18,17 +18,26 @@ const syncTimeout = 30 * time.Second
 
 // listTools reads every page of the upstream's tools/list. An upstream without the tools capability has
 // none. Tools whose input schema the MCP SDK would refuse to serve are left out with a warning.
-func (g *Gateway) listTools(ctx context.Context) ([]*mcp.Tool, error) {
-	if ir := g.up.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Tools == nil {
-		return nil, nil
+//
+// raw has the tools as the upstream wrote them, by name, and extra the other fields of its first page
+// (see raw.go).
+func (g *Gateway) listTools(ctx context.Context) (tools []*mcp.Tool, raw, extra map[string]json.RawMessage, err error) {
+	if ir := g.upstream().InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Tools == nil {
+		return nil, nil, nil, nil
 	}
 	var out []*mcp.Tool
+	raw = map[string]json.RawMessage{}
 	seen := map[string]bool{}
 	params := &mcp.ListToolsParams{}
 	for range 1000 { // a bound on pages, against an upstream that hands out cursors forever
-		res, err := g.up.ListTools(ctx, params)
+		pctx, slot := withRawSlot(ctx)
+		res, err := g.upstream().ListTools(pctx, params)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
+		}
+		rawToolsOf(slot.raw, raw)
+		if params.Cursor == "" {
+			extra = rawPageExtra(slot.raw)
 		}
 		for _, t := range res.Tools {
 			if t == nil || t.Name == "" || seen[t.Name] {
@@ -42,11 +51,11 @@ func (g *Gateway) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 			out = append(out, t)
 		}
 		if res.NextCursor == "" {
-			return out, nil
+			return out, raw, extra, nil
 		}
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
-	return nil, fmt.Errorf("more than 1000 pages of tools")
+	return nil, nil, nil, fmt.Errorf("more than 1000 pages of tools")
 }
 
 // checkSchema refuses what mcp.Server.AddTool would panic on: a missing input schema, or one that is not
@@ -128,13 +137,13 @@ func (g *Gateway) syncLoop() {
 func (g *Gateway) Sync(ctx context.Context) error {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
-	tools, err := g.listTools(ctx)
+	tools, raw, extra, err := g.listTools(ctx)
 	if err != nil {
 		return err
 	}
 	g.mu.Lock()
 	old := g.tools
-	g.tools = tools
+	g.tools, g.rawTools, g.rawExtra = tools, raw, extra
 	srv, gd := g.srv, g.gd
 	g.mu.Unlock()
 	changed := false

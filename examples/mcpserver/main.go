@@ -1,11 +1,13 @@
 // Command mcpserver is a small MCP server built with the official Go SDK, for the tests and the demos of
 // `guard mcp` (the gateway in client/mcpgateway). It is not part of guard.
 //
-//	mcpserver [--count-file FILE] [--pid-file FILE] [--http ADDR]
+//	mcpserver [--count-file FILE] [--pid-file FILE] [--http ADDR] [--stubborn] [--child-pid-file FILE]
 //
 // It speaks MCP over stdio, or over Streamable HTTP with --http (it then prints "listening on
 // http://host:port/mcp" on stdout). With --count-file it appends the name of each tool it runs to FILE,
-// one a line, so that a test can tell which calls reached it.
+// one a line, so that a test can tell which calls reached it. With --stubborn it ignores SIGTERM and the
+// end of its stdin (only SIGKILL ends it); with --child-pid-file it starts a child process (sleep) first:
+// both are for the tests that the gateway leaves nothing running.
 //
 // Tools:
 //
@@ -16,6 +18,8 @@
 //	crash                  exits the process with status 3 without answering
 //	garbage                writes a line that is not JSON-RPC on stdout (stdio only)
 //	add_tool {name}        adds a tool of that name (an echo), so the server announces tools/list_changed
+//	mixed                  a text block, an image, an embedded text resource and a text block; the
+//	                       first and the resource carry an SSN (for the post stage's content blocks)
 //
 // A prompt "greet" {name} and a resource "mem://readme" are there to show that they pass through.
 package main
@@ -29,6 +33,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"sync"
@@ -42,14 +47,38 @@ func main() {
 	countFile := flag.String("count-file", "", "append the name of each tool run to this file")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address instead of stdio")
 	pidFile := flag.String("pid-file", "", "write the process id to this file at start")
+	stubborn := flag.Bool("stubborn", false, "ignore SIGTERM and the end of stdin: only SIGKILL stops the process")
+	childPIDFile := flag.String("child-pid-file", "", "start a child process (sleep 600) and write its process id to this file")
 	flag.Parse()
+	if *stubborn {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
+	}
+	if *childPIDFile != "" {
+		child := exec.Command("sleep", "600")
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "mcpserver: child:", err)
+			os.Exit(1)
+		}
+		if err := os.WriteFile(*childPIDFile, []byte(strconv.Itoa(child.Process.Pid)), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, "mcpserver:", err)
+			os.Exit(1)
+		}
+	}
 	if *pidFile != "" {
 		if err := os.WriteFile(*pidFile, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
 			fmt.Fprintln(os.Stderr, "mcpserver:", err)
 			os.Exit(1)
 		}
 	}
-	if err := run(*countFile, *httpAddr); err != nil {
+	err := run(*countFile, *httpAddr)
+	if *stubborn {
+		// Past the end of stdin and SIGTERM (which ended run), as a server whose timers keep it alive.
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcpserver:", err)
 		os.Exit(1)
 	}
@@ -157,6 +186,17 @@ func addTools(srv *mcp.Server, cnt *counter, stdio bool) {
 		func(_ context.Context, _ *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
 			cnt.add("lookup")
 			return text(fmt.Sprintf("customer %s: Ada Lovelace, SSN 123-45-6789", in.ID)), nil, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "mixed", Description: "content blocks of several types"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			cnt.add("mixed")
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "customer Ada, SSN 123-45-6789"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: []byte("not really a png")},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://customer/1", MIMEType: "text/plain",
+					Text: "record: SSN 987-65-4321"}},
+				&mcp.TextContent{Text: "end of record"},
+			}}, nil, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "slow", Description: "answers after a while"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,7 +22,7 @@ import (
 	"github.com/guardrail-control/guard/client/mcpgateway"
 )
 
-const mcpUsage = `guard mcp --agent NAME [--server URL | --controls FILE] [flags] -- COMMAND [ARGS...]
+const mcpUsage = `guard mcp --agent NAME [--server URL | --controls FILE] [flags] [--] COMMAND [ARGS...]
        guard mcp --agent NAME [--server URL | --controls FILE] [flags] --upstream URL [--listen ADDR]`
 
 func init() {
@@ -40,8 +42,17 @@ type mcpFlags struct {
 	refresh      time.Duration
 	remoteEval   bool
 	connectLimit time.Duration
+	noControls   string
 	command      []string
 }
+
+// The values of --no-controls: what the gateway does when neither the server nor a controls file gives it
+// controls.
+const (
+	noControlsAllow  = "allow"  // start, check nothing until the server is reached (fail-open; the default)
+	noControlsDeny   = "deny"   // start, deny every call until the server is reached
+	noControlsRefuse = "refuse" // do not start
+)
 
 func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	f := &mcpFlags{}
@@ -57,6 +68,7 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	fs.DurationVar(&f.refresh, "refresh", client.DefaultRefreshInterval, "how often the controls are refreshed from the server (0: never)")
 	fs.BoolVar(&f.remoteEval, "remote-eval", false, "evaluate the server's controls by POST /evaluation on each call instead of in-process")
 	fs.DurationVar(&f.connectLimit, "connect-timeout", 60*time.Second, "bound on starting the upstream and listing its tools")
+	fs.StringVar(&f.noControls, "no-controls", noControlsAllow, "when neither the server nor a controls file gives controls at start: allow (calls go unchecked until the server is reached), deny (every call is denied until then) or refuse (exit with an error)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s\n", mcpUsage)
 		fs.PrintDefaults()
@@ -76,6 +88,8 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 		return nil, errors.New("mcp: no upstream: give the MCP server's COMMAND after -- or --upstream URL")
 	case f.conflict != string(guard.ConflictOverwrite) && f.conflict != string(guard.ConflictStrict):
 		return nil, fmt.Errorf("mcp: --conflict-mode must be %q or %q", guard.ConflictOverwrite, guard.ConflictStrict)
+	case f.noControls != noControlsAllow && f.noControls != noControlsDeny && f.noControls != noControlsRefuse:
+		return nil, fmt.Errorf("mcp: --no-controls must be %q, %q or %q", noControlsAllow, noControlsDeny, noControlsRefuse)
 	case f.callTimeout < 0 || f.refresh < 0 || f.connectLimit <= 0:
 		return nil, errors.New("mcp: --call-timeout and --refresh must not be negative, --connect-timeout must be positive")
 	}
@@ -92,6 +106,9 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A client that closes its end of our stdout must not kill the gateway by SIGPIPE before it stops its
+	// upstream: the write fails instead (EPIPE), which ends the session and stops the upstream.
+	signal.Ignore(syscall.SIGPIPE)
 	// stdout is the MCP channel in stdio mode: every log goes to stderr.
 	logger := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(env.stderr), zap.InfoLevel))
 	defer func() { _ = logger.Sync() }()
@@ -100,14 +117,15 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 	if len(f.command) > 0 {
 		cmd := exec.Command(f.command[0], f.command[1:]...)
 		cmd.Stderr = env.stderr // the upstream's own logs
-		upstream = &mcpgateway.CommandTransport{Command: cmd}
+		upstream = &mcpgateway.CommandTransport{Command: cmd, Logger: logger.Named("mcp_gateway.upstream")}
 	} else {
 		// Responses read in bounded memory (mcpgateway.MaxResponseBytes): the SDK reads a JSON one whole.
 		upstream = &mcp.StreamableClientTransport{Endpoint: f.upstream, HTTPClient: mcpgateway.BoundedHTTPClient(nil, 0)}
 	}
 	cctx, cancel := context.WithTimeout(ctx, f.connectLimit)
+	// An HTTP upstream that goes away is reconnected to, with backoff; a command's end is final.
 	g, err := mcpgateway.Connect(cctx, upstream, mcpgateway.Options{CallTimeout: f.callTimeout, Logger: logger.Named("mcp_gateway"),
-		ClientInfo: &mcp.Implementation{Name: "guard-mcp-gateway", Version: version}})
+		ClientInfo: &mcp.Implementation{Name: "guard-mcp-gateway", Version: version}, Reconnect: f.upstream != ""})
 	cancel()
 	if err != nil {
 		return err
@@ -126,8 +144,25 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 		return err
 	}
 	defer closeGuard()
+	src := client.SourceFile
+	if cs, ok := gd.(mcpgateway.ControlSourcer); ok {
+		src = cs.ControlSource()
+	}
+	if src == client.SourceNone {
+		switch f.noControls {
+		case noControlsRefuse:
+			return errors.New("mcp: no controls: the guard server is unreachable and there is no --controls file; not starting (--no-controls refuse)")
+		case noControlsDeny:
+			logger.Warn("no controls: every call is denied until the guard server is reached (--no-controls deny)")
+			if ag, ok := gd.(*mcpgateway.AgentGuard); ok {
+				gd = mcpgateway.DenyWithoutControls{Guard: ag}
+			}
+		default:
+			logger.Warn("no controls: calls go unchecked until the guard server is reached (--no-controls allow); clients are told in the server instructions")
+		}
+	}
 	srv := g.Server(gd)
-	logger.Info("mcp gateway ready", zap.String("agent", f.agent), zap.Int("tools", len(g.Steps())))
+	logger.Info("mcp gateway ready", zap.String("agent", f.agent), zap.Int("tools", len(g.Steps())), zap.String("controls_source", src))
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()

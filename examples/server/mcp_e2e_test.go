@@ -554,7 +554,23 @@ func TestMCPGatewayBadUpstreams(t *testing.T) {
 		}
 	})
 
-	for _, tool := range []string{"crash", "garbage"} {
+	t.Run("garbage: a stray line on the upstream's stdout is logged and skipped, the session goes on", func(t *testing.T) {
+		g := startGateway(t, "--agent", "bad", "--controls", file, "--", upstream)
+		if res := g.call("garbage", map[string]any{}); res.IsError || resultText(res) != "sent" {
+			t.Fatalf("garbage: %+v", res)
+		}
+		if res := g.call("echo", map[string]any{"text": "still here"}); resultText(res) != "echo: still here" {
+			t.Fatalf("after a stray line: %+v", res)
+		}
+		if err := g.close(); err != nil {
+			t.Fatalf("gateway exit: %v\n%s", err, g.stderr)
+		}
+		if s := g.stderr.String(); !strings.Contains(s, "not JSON-RPC; skipped") || !strings.Contains(s, "this is not JSON-RPC") {
+			t.Fatalf("stderr does not show the skipped line:\n%s", s)
+		}
+	})
+
+	for _, tool := range []string{"crash"} {
 		t.Run(tool+": an MCP error, then the gateway exits and its upstream is gone", func(t *testing.T) {
 			pidFile := filepath.Join(t.TempDir(), "pid")
 			g := startGateway(t, "--agent", "bad", "--controls", file, "--", upstream, "--pid-file", pidFile)
@@ -636,6 +652,7 @@ func TestMCPGatewayFlags(t *testing.T) {
 		{[]string{"mcp", "--agent", "a", "--upstream", "http://127.0.0.1:1/mcp", "--", "x"}, "not both"},
 		{[]string{"mcp", "--agent", "a", "--conflict-mode", "merge", "--", "x"}, "--conflict-mode"},
 		{[]string{"mcp", "--agent", "a", "--call-timeout", "-1s", "--", "x"}, "must not be negative"},
+		{[]string{"mcp", "--agent", "a", "--no-controls", "maybe", "x"}, "--no-controls must be"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
