@@ -50,9 +50,9 @@ type Report struct {
 
 // Options narrow a run.
 type Options struct {
-	Dir       string                                  // the shared corpora; "" measures the own corpora only
-	Templates []string                                // only these templates (all when empty)
-	Registry  *evaluator.Registry                     // evaluator.Default when nil
+	Dir       string                                 // the shared corpora; "" measures the own corpora only
+	Templates []string                               // only these templates (all when empty)
+	Registry  *evaluator.Registry                    // evaluator.Default when nil
 	Miss      func(template, corpus string, it Item) // called for each missed attack, when set
 	FalsePos  func(template, corpus string, it Item) // called for each benign item matched, when set
 }
