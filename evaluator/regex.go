@@ -35,6 +35,10 @@ const regexSchema = `{
       "type": "array",
       "items": {"type": "string", "enum": ["IGNORECASE", "I", "MULTILINE", "M", "DOTALL", "S"]},
       "description": "IGNORECASE/I: case-insensitive; MULTILINE/M: ^ and $ match at line breaks; DOTALL/S: . matches a newline."
+    },
+    "normalize": {
+      "type": "boolean", "default": false,
+      "description": "Also search the text as decoded and folded (URL, HTML, JSON and backslash escapes, up to 3 nested layers; full-width, compatibility and homoglyph characters; invisible characters dropped): the pattern matches when it matches either. Spans found in the decoded text map back to the original for redaction."
     }
   },
   "required": ["pattern"],
@@ -63,6 +67,8 @@ type Regex struct {
 	runSet   ByteSet
 	runMin   int
 	runOK    bool
+	// normalize: also search the normalised text (regex_normalize.go).
+	normalize bool
 }
 
 // regexFlags are the parsed "flags" of a config.
@@ -128,7 +134,12 @@ func newRegexFromConfig(config map[string]any, opts Options) (Evaluator, error) 
 	if len(problems) > 0 {
 		return nil, &ConfigError{Problems: problems}
 	}
-	return NewRegex(pattern, flags.ignoreCase, flags.multiline, flags.dotAll, opts.Timeout)
+	r, err := NewRegex(pattern, flags.ignoreCase, flags.multiline, flags.dotAll, opts.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	r.normalize, _ = config["normalize"].(bool)
+	return r, nil
 }
 
 // NewRegex compiles pattern with Go's regexp when RE2 accepts it, and with regexp2 (matches bounded by
@@ -265,6 +276,14 @@ func (r *Regex) Evaluate(ctx context.Context, d *Data) (Result, error) {
 	if d == nil || d.IsNull() {
 		return Result{Confidence: 1}, nil
 	}
+	if r.normalize {
+		return r.evaluateNormalized(ctx, d)
+	}
+	return r.evaluateText(ctx, d)
+}
+
+// evaluateText is Evaluate on d.Text as it is.
+func (r *Regex) evaluateText(ctx context.Context, d *Data) (Result, error) {
 	if r.re2 != nil {
 		if !r.re2.MatchString(d.Text) {
 			return Result{Confidence: 1}, nil
@@ -304,7 +323,7 @@ func (r *Regex) Evaluate(ctx context.Context, d *Data) (Result, error) {
 
 // RequiredLiterals implements Prefilter. Patterns compiled by regexp2 have no prefilter.
 func (r *Regex) RequiredLiterals() (literals []string, foldsCase bool, ok bool) {
-	if !r.prefOK {
+	if !r.prefOK || r.normalize { // with normalize, a literal may appear only once the text is decoded
 		return nil, false, false
 	}
 	return r.literals, r.folds, true
@@ -312,7 +331,7 @@ func (r *Regex) RequiredLiterals() (literals []string, foldsCase bool, ok bool) 
 
 // RequiredRun implements RunPrefilter. Patterns compiled by regexp2 have no run requirement.
 func (r *Regex) RequiredRun() (set ByteSet, minLen int, ok bool) {
-	if !r.runOK {
+	if !r.runOK || r.normalize {
 		return ByteSet{}, 0, false
 	}
 	return r.runSet, r.runMin, true

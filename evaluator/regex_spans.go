@@ -16,7 +16,7 @@ func (r *Regex) Spans(ctx context.Context, d *Data) ([]Span, error) {
 	if d == nil || d.IsNull() || d.Text == "" {
 		return nil, nil
 	}
-	spans, _, err := r.findAll(ctx, d.Text)
+	spans, _, err := r.findAllNormalized(ctx, d.Text)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func (r *Regex) EvaluateSpans(ctx context.Context, d *Data) (Result, Found, erro
 	if d == nil || d.IsNull() {
 		return Result{Confidence: 1}, Found{}, nil
 	}
-	spans, matched, err := r.findAll(ctx, d.Text)
+	spans, matched, err := r.findAllNormalized(ctx, d.Text)
 	if err != nil && !matched {
 		return Result{}, Found{}, err
 	}
