@@ -53,6 +53,7 @@ const (
 	ownBenignSh   = "own/benign_shell"
 	ownBenignURL  = "own/benign_urls"
 	ownBenignText = "own/benign_text"
+	ownBenignArgs = "own/benign_args"
 	ownBenignSec  = "own/benign_secrets"
 	ownPII        = "own/pii_documents"
 )
@@ -65,7 +66,7 @@ var Suites = []Suite{
 	{Template: "destructive-sql", Params: map[string]any{"tool_names": []any{"run_sql"}}, Stage: guard.StagePre, Step: sqlTool,
 		Attacks: []string{sharedSQLi, ownSQLi}, Benign: []string{sharedSQL, ownBenignSQL}},
 	{Template: "command-injection", Stage: guard.StagePre, Step: toolInput("shell"),
-		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{ownBenignSh, sharedPrompts, ownBenignText, ownBenignURL}},
+		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{ownBenignArgs, sharedPrompts, ownBenignText, ownBenignURL}},
 	{Template: "destructive-shell", Stage: guard.StagePre, Step: toolInput("shell"),
 		Attacks: []string{ownShell}, Benign: []string{ownBenignSh, sharedPrompts, ownBenignText}},
 	{Template: "dangerous-uris", Stage: guard.StagePre, Step: toolInput("fetch"),
