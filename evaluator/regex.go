@@ -69,6 +69,8 @@ type Regex struct {
 	runOK    bool
 	// normalize: also search the normalised text (regex_normalize.go).
 	normalize bool
+	// branches: the top-level alternation split with a literal filter per branch (regex_branches.go).
+	branches *branchFilter
 }
 
 // regexFlags are the parsed "flags" of a config.
@@ -167,6 +169,7 @@ func NewRegex(pattern string, ignoreCase, multiline, dotAll bool, timeout time.D
 			r.literals, r.folds, r.prefOK = requiredLiterals(parsed)
 			r.runSet, r.runMin, r.runOK = requiredRun(parsed)
 		}
+		r.branches = newBranchFilter(pattern, flags.goPrefix())
 		return r, nil
 	}
 	var se *syntax.Error
@@ -285,7 +288,7 @@ func (r *Regex) Evaluate(ctx context.Context, d *Data) (Result, error) {
 // evaluateText is Evaluate on d.Text as it is.
 func (r *Regex) evaluateText(ctx context.Context, d *Data) (Result, error) {
 	if r.re2 != nil {
-		if !r.re2.MatchString(d.Text) {
+		if !r.matchRE2(d.Text) {
 			return Result{Confidence: 1}, nil
 		}
 		return Result{Matched: true, Confidence: 1, Message: "pattern matched", Metadata: map[string]any{"engine": EngineRE2}}, nil
@@ -319,6 +322,16 @@ func (r *Regex) evaluateText(ctx context.Context, d *Data) (Result, error) {
 		return Result{Confidence: 1}, nil
 	}
 	return Result{Matched: true, Confidence: 1, Message: "pattern matched", Metadata: map[string]any{"engine": EngineRegexp2}}, nil
+}
+
+// matchRE2 is MatchString of the RE2 pattern, through the branch filter when it has one.
+func (r *Regex) matchRE2(text string) bool {
+	if r.branches != nil {
+		if m, ok := r.branches.match(text); ok {
+			return m
+		}
+	}
+	return r.re2.MatchString(text)
 }
 
 // RequiredLiterals implements Prefilter. Patterns compiled by regexp2 have no prefilter.

@@ -82,7 +82,7 @@ func Needed(s string) bool {
 
 // String normalises s (see the package documentation).
 func String(s string) Text {
-	if !Needed(s) {
+	if !Needed(s) || !hasWork(s) {
 		return Text{S: s, n: len(s)}
 	}
 	cur := []byte(s)
@@ -108,6 +108,31 @@ func String(s string) Text {
 		return Text{S: s, n: len(s)}
 	}
 	return Text{S: string(cur), from: from, n: len(s)}
+}
+
+// hasWork reports whether s holds an escape that decodes or a non-ASCII character, without allocating:
+// text with a stray '%' or '&' (a percentage, "R&D") is its own normal form and is not copied.
+func hasWork(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return true
+		case c == '%':
+			if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) || i+5 < len(s) && (s[i+1] == 'u' || s[i+1] == 'U') {
+				return true
+			}
+		case c == '&':
+			if _, n := htmlRef([]byte(s[i:min(len(s), i+12)])); n > 0 {
+				return true
+			}
+		case c == '\\':
+			if _, n := backslash([]byte(s[i:min(len(s), i+6)])); n > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // out accumulates a rewritten text and, per byte, its source offset in the original.

@@ -64,9 +64,13 @@ func TestOriginal(t *testing.T) {
 }
 
 func TestNeededAllocFree(t *testing.T) {
-	s := strings.Repeat("plain ascii text ", 100)
-	if a := testing.AllocsPerRun(100, func() { _ = String(s) }); a != 0 {
-		t.Errorf("String on plain ASCII allocates %v times", a)
+	for _, s := range []string{strings.Repeat("plain ascii text ", 100), strings.Repeat("20% off for R&D; a \\ b & c ", 50)} {
+		if a := testing.AllocsPerRun(100, func() { _ = String(s) }); a != 0 {
+			t.Errorf("String on ASCII text without escapes allocates %v times", a)
+		}
+		if String(s).Changed() {
+			t.Errorf("String changed text without escapes")
+		}
 	}
 }
 
