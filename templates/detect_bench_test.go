@@ -51,10 +51,14 @@ func BenchmarkDetectTemplate2KB(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU()
 			for i := 0; i < b.N; i++ {
 				if _, err := eng.Evaluate(ctx, step, guard.StagePre); err != nil {
 					b.Fatal(err)
 				}
+			}
+			if d := processCPU() - cpu; d > 0 {
+				b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 		})
 	}
