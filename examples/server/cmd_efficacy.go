@@ -41,7 +41,11 @@ func runEfficacy(ctx context.Context, env *commandEnv, args []string) error {
 	if *out != "text" && *out != "json" && *out != "floors" {
 		return fmt.Errorf("efficacy: -o must be text, json or floors, not %q", *out)
 	}
-	d := efficacy.FindDir(*dir)
+	d := *dir
+	if d == "" {
+		d = env.getenv("GUARD_EFFICACY_DIR")
+	}
+	d = efficacy.FindDir(d)
 	if d == "" {
 		fmt.Fprintln(env.stderr, "guard efficacy: no shared corpus directory found (set -dir or GUARD_EFFICACY_DIR); measuring the built-in cases only")
 	}
