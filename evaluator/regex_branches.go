@@ -162,6 +162,9 @@ func splitTopLevel(p string) []string {
 	for i := 0; i < len(p); i++ {
 		switch p[i] {
 		case '\\':
+			if i+1 < len(p) && p[i+1] == 'Q' {
+				return nil // \Q...\E quotes '|' and parentheses: not followed here
+			}
 			i++
 		case '[':
 			i = skipClass(p, i)

@@ -20,6 +20,8 @@ func TestSplitTopLevel(t *testing.T) {
 		{`a(?i)b|c`, nil}, // a flag group changes the branches after it
 		{`(a|b`, nil},
 		{`abc`, []string{"abc"}},
+		{`\Qa|b\E|c`, nil}, // quoted text is not followed
+		{`\Qa|b`, nil},
 	}
 	for _, c := range cases {
 		got := splitTopLevel(c.in)
@@ -81,3 +83,28 @@ func TestRegexBranchesThroughEvaluate(t *testing.T) {
 }
 
 func text2(s string) *Data { return &Data{Value: s, Text: s} }
+
+// FuzzBranchFilterAgrees: for any pattern the filter splits and any text, the filter's verdict (when it
+// gives one) is the whole pattern's.
+func FuzzBranchFilterAgrees(f *testing.F) {
+	f.Add(`\bunion\s+select\b|sleep\(\d+\)|^'`, "x UNION SELECT 1", true)
+	f.Add(`a[|]b|(c|d)e|\|f`, "ce", false)
+	f.Add(`(?-i:[A-Z]{3,})\s+mode|kelvin|ſ+`, "\u212aelvin DAN mode", true)
+	f.Fuzz(func(t *testing.T, pattern, text string, fold bool) {
+		prefix := ""
+		if fold {
+			prefix = "(?i)"
+		}
+		whole, err := regexp.Compile(prefix + pattern)
+		if err != nil {
+			return
+		}
+		bf := newBranchFilter(pattern, prefix)
+		if bf == nil {
+			return
+		}
+		if got, ok := bf.match(text); ok && got != whole.MatchString(text) {
+			t.Fatalf("%q on %q: filter %v, pattern %v", prefix+pattern, text, got, !got)
+		}
+	})
+}
