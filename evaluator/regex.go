@@ -35,6 +35,10 @@ const regexSchema = `{
       "type": "array",
       "items": {"type": "string", "enum": ["IGNORECASE", "I", "MULTILINE", "M", "DOTALL", "S"]},
       "description": "IGNORECASE/I: case-insensitive; MULTILINE/M: ^ and $ match at line breaks; DOTALL/S: . matches a newline."
+    },
+    "normalize": {
+      "type": "boolean", "default": false,
+      "description": "Also search the text as decoded and folded (URL, HTML, JSON and backslash escapes, up to 3 nested layers; full-width, compatibility and homoglyph characters; invisible characters dropped): the pattern matches when it matches either. Spans found in the decoded text map back to the original for redaction."
     }
   },
   "required": ["pattern"],
@@ -63,6 +67,10 @@ type Regex struct {
 	runSet   ByteSet
 	runMin   int
 	runOK    bool
+	// normalize: also search the normalised text (regex_normalize.go).
+	normalize bool
+	// branches: the top-level alternation split with a literal filter per branch (regex_branches.go).
+	branches *branchFilter
 }
 
 // regexFlags are the parsed "flags" of a config.
@@ -128,7 +136,12 @@ func newRegexFromConfig(config map[string]any, opts Options) (Evaluator, error) 
 	if len(problems) > 0 {
 		return nil, &ConfigError{Problems: problems}
 	}
-	return NewRegex(pattern, flags.ignoreCase, flags.multiline, flags.dotAll, opts.Timeout)
+	r, err := NewRegex(pattern, flags.ignoreCase, flags.multiline, flags.dotAll, opts.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	r.normalize, _ = config["normalize"].(bool)
+	return r, nil
 }
 
 // NewRegex compiles pattern with Go's regexp when RE2 accepts it, and with regexp2 (matches bounded by
@@ -156,6 +169,7 @@ func NewRegex(pattern string, ignoreCase, multiline, dotAll bool, timeout time.D
 			r.literals, r.folds, r.prefOK = requiredLiterals(parsed)
 			r.runSet, r.runMin, r.runOK = requiredRun(parsed)
 		}
+		r.branches = newBranchFilter(pattern, flags.goPrefix())
 		return r, nil
 	}
 	var se *syntax.Error
@@ -265,8 +279,16 @@ func (r *Regex) Evaluate(ctx context.Context, d *Data) (Result, error) {
 	if d == nil || d.IsNull() {
 		return Result{Confidence: 1}, nil
 	}
+	if r.normalize {
+		return r.evaluateNormalized(ctx, d)
+	}
+	return r.evaluateText(ctx, d)
+}
+
+// evaluateText is Evaluate on d.Text as it is.
+func (r *Regex) evaluateText(ctx context.Context, d *Data) (Result, error) {
 	if r.re2 != nil {
-		if !r.re2.MatchString(d.Text) {
+		if !r.matchRE2(d.Text) {
 			return Result{Confidence: 1}, nil
 		}
 		return Result{Matched: true, Confidence: 1, Message: "pattern matched", Metadata: map[string]any{"engine": EngineRE2}}, nil
@@ -302,9 +324,19 @@ func (r *Regex) Evaluate(ctx context.Context, d *Data) (Result, error) {
 	return Result{Matched: true, Confidence: 1, Message: "pattern matched", Metadata: map[string]any{"engine": EngineRegexp2}}, nil
 }
 
+// matchRE2 is MatchString of the RE2 pattern, through the branch filter when it has one.
+func (r *Regex) matchRE2(text string) bool {
+	if r.branches != nil {
+		if m, ok := r.branches.match(text); ok {
+			return m
+		}
+	}
+	return r.re2.MatchString(text)
+}
+
 // RequiredLiterals implements Prefilter. Patterns compiled by regexp2 have no prefilter.
 func (r *Regex) RequiredLiterals() (literals []string, foldsCase bool, ok bool) {
-	if !r.prefOK {
+	if !r.prefOK || r.normalize { // with normalize, a literal may appear only once the text is decoded
 		return nil, false, false
 	}
 	return r.literals, r.folds, true
@@ -312,7 +344,7 @@ func (r *Regex) RequiredLiterals() (literals []string, foldsCase bool, ok bool) 
 
 // RequiredRun implements RunPrefilter. Patterns compiled by regexp2 have no run requirement.
 func (r *Regex) RequiredRun() (set ByteSet, minLen int, ok bool) {
-	if !r.runOK {
+	if !r.runOK || r.normalize {
 		return ByteSet{}, 0, false
 	}
 	return r.runSet, r.runMin, true

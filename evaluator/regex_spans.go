@@ -16,7 +16,7 @@ func (r *Regex) Spans(ctx context.Context, d *Data) ([]Span, error) {
 	if d == nil || d.IsNull() || d.Text == "" {
 		return nil, nil
 	}
-	spans, _, err := r.findAll(ctx, d.Text)
+	spans, _, err := r.findAllNormalized(ctx, d.Text)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func (r *Regex) EvaluateSpans(ctx context.Context, d *Data) (Result, Found, erro
 	if d == nil || d.IsNull() {
 		return Result{Confidence: 1}, Found{}, nil
 	}
-	spans, matched, err := r.findAll(ctx, d.Text)
+	spans, matched, err := r.findAllNormalized(ctx, d.Text)
 	if err != nil && !matched {
 		return Result{}, Found{}, err
 	}
@@ -53,6 +53,13 @@ func (r *Regex) EvaluateSpans(ctx context.Context, d *Data) (Result, Found, erro
 // says why and matched whether a match was found before.
 func (r *Regex) findAll(ctx context.Context, text string) (spans []Span, matched bool, err error) {
 	if r.re2 != nil {
+		if r.branches != nil {
+			// The filter answers most texts (those that cannot match) in one pass; an empty match
+			// still counts as matched, so a match goes on to the full search.
+			if m, ok := r.branches.match(text); ok && !m {
+				return nil, false, nil
+			}
+		}
 		ms := r.re2.FindAllStringIndex(text, -1)
 		for _, m := range ms {
 			if m[1] > m[0] {

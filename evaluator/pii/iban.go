@@ -12,17 +12,29 @@ var ibanLengths = map[string]int{
 
 func isUpper(c byte) bool { return class[c]&clUpper != 0 }
 
+func isLetter(c byte) bool { return class[c]&(clUpper|clLower) != 0 }
+
+// upper is c in upper case (ASCII).
+func upper(c byte) byte {
+	if class[c]&clLower != 0 {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
 // scanIBANs appends IBANs written compactly or in groups of four separated by single spaces: two
-// capital letters, two check digits, then letters and digits, valid under the mod-97 check. Score 1.
+// letters, two check digits, then letters and digits, valid under the mod-97 check. Score 1. People
+// write IBANs in lower case too ("de89 3704 ..."); such an IBAN must have its country's registered
+// length, so that a lower-case word followed by digits needs both the length and the checksum to pass.
 func scanIBANs(text string, out []Finding) []Finding {
 	for i := 0; i+15 <= len(text); i++ {
-		if c := text[i+3]; !isDigit(c) && !isUpper(c) {
+		if c := text[i+3]; !isDigit(c) && !isLetter(c) {
 			// No IBAN starts at i..i+3: from i or i+1 text[i+3] would be a check digit, from i+2 or
 			// i+3 a country letter. Prose mostly skips four bytes at a time.
 			i += 3
 			continue
 		}
-		if !isUpper(text[i]) || !isUpper(text[i+1]) || !isDigit(text[i+2]) || !isDigit(text[i+3]) {
+		if !isLetter(text[i]) || !isLetter(text[i+1]) || !isDigit(text[i+2]) || !isDigit(text[i+3]) {
 			continue
 		}
 		if i > 0 && isAlnum(text[i-1]) {
@@ -32,21 +44,25 @@ func scanIBANs(text string, out []Finding) []Finding {
 		var chars [34]byte
 		var ends [34]int // ends[n-1]: text offset after the n-th character
 		n, j := 0, i
+		lower := !isUpper(text[i]) || !isUpper(text[i+1])
 		for j < len(text) && n < 34 {
 			c := text[j]
 			switch {
-			case isUpper(c) || isDigit(c):
-				chars[n] = c
+			case isLetter(c) || isDigit(c):
+				chars[n] = upper(c)
 				n++
 				ends[n-1] = j + 1
 				j++
-			case c == ' ' && j+1 < len(text) && (isUpper(text[j+1]) || isDigit(text[j+1])) && n%4 == 0:
+			case c == ' ' && j+1 < len(text) && (isLetter(text[j+1]) || isDigit(text[j+1])) && n%4 == 0:
 				j++
 			default:
 				j = len(text) // stop
 			}
 		}
 		want := ibanLengths[string(chars[:2])]
+		if lower && want == 0 {
+			continue
+		}
 		for l := n; l >= 15; l-- {
 			if want != 0 && l != want {
 				continue

@@ -59,7 +59,7 @@ func scanIPs(text string, out []Finding) []Finding {
 			if a, err := netip.ParseAddr(tok); err == nil && a.Is6() {
 				out = append(out, Finding{Type: IPAddress, Start: i, End: end, Score: scoreIP})
 			}
-		case strings.Count(tok, ".") == 3 && validIPv4(tok):
+		case strings.Count(tok, ".") == 3 && validIPv4(tok) && !versionBefore(text, i):
 			out = append(out, Finding{Type: IPAddress, Start: i, End: end, Score: scoreIP})
 		}
 	}
@@ -73,6 +73,24 @@ func indexByteFrom(text string, from int, c byte) int {
 		return from + k
 	}
 	return len(text)
+}
+
+// versionBefore reports whether the word before text[i] (past spaces, a colon or a dot) says that a dotted
+// number is a version: "version 1.2.7.1", "Build 10.0.19045.3803", "release: 4.2.0.1".
+func versionBefore(text string, i int) bool {
+	j := i
+	for j > 0 && (text[j-1] == ' ' || text[j-1] == ':' || text[j-1] == '.') && i-j < 3 {
+		j--
+	}
+	k := j
+	for k > 0 && j-k < 12 && isAlnum(text[k-1]) {
+		k--
+	}
+	switch strings.ToLower(text[k:j]) {
+	case "version", "ver", "v", "build", "release", "rev", "revision", "firmware", "driver", "patch", "update", "versions":
+		return true
+	}
+	return false
 }
 
 func validIPv4(s string) bool {

@@ -5,12 +5,14 @@ package pii
 // (phone), and a context word lifts them (Presidio's scheme).
 const (
 	scoreCard          = 1.0
+	scoreCardWeak      = 0.3 // Maestro, JCB outside its assigned range: a context word needed
 	scoreSSNFormatted  = 0.5
 	scoreSSNPlain      = 0.3
 	scorePhoneE164     = 0.7
 	scorePhoneE164Any  = 0.4
 	scorePhoneNational = 0.4
 	scorePhonePlain    = 0.3
+	scorePhoneLocal    = 0.15 // a formatted local number of no known national format: context needed
 	maxNumberLen       = 32
 )
 
@@ -73,6 +75,16 @@ func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
 		end := readNumber(text, i, &num)
 		i = max(i, end-1)
 		if num.n < 7 {
+			continue
+		}
+		if x := extensionEnd(text, end); x > end {
+			// "555-0132 x204", "ext. 12": a phone number with its extension, nothing else.
+			i = x - 1
+			if e.wants(Phone) && !dateLike(&num) {
+				if score, ok := e.phoneScore(&num, num.digits[:num.n], true); ok {
+					out = append(out, Finding{Type: Phone, Start: num.start, End: x, Score: score})
+				}
+			}
 			continue
 		}
 		if end < len(text) && (isAlnum(text[end]) || text[end] == '_' || ((text[end] == '.' || text[end] == ',' || text[end] == '-') && end+1 < len(text) && isDigit(text[end+1]))) {
@@ -155,9 +167,10 @@ func containsByte(s string, c byte) bool {
 func (e *Evaluator) classify(num *number, out []Finding) []Finding {
 	d := num.digits[:num.n]
 	formatted := num.seps != 0 || num.paren
-	if e.wants(CreditCard) && !num.plus && !num.paren && (num.seps == 0 || num.seps == sepSpace || num.seps == sepDash) &&
-		num.n >= 13 && num.n <= 19 && luhn(d) && cardNetwork(d) {
-		out = append(out, Finding{Type: CreditCard, Start: num.start, End: num.end, Score: scoreCard})
+	if e.wants(CreditCard) && !num.plus && !num.paren && (num.seps == 0 || num.seps == sepSpace || num.seps == sepDash) {
+		if score := cardScore(d); score > 0 {
+			out = append(out, Finding{Type: CreditCard, Start: num.start, End: num.end, Score: score})
+		}
 	}
 	if e.wants(USSSN) && !num.plus && !num.paren && num.n == 9 && validSSN(d) {
 		switch {
@@ -167,12 +180,45 @@ func (e *Evaluator) classify(num *number, out []Finding) []Finding {
 			out = append(out, Finding{Type: USSSN, Start: num.start, End: num.end, Score: scoreSSNPlain})
 		}
 	}
-	if e.wants(Phone) {
+	if e.wants(Phone) && !dateLike(num) {
 		if score, ok := e.phoneScore(num, d, formatted); ok {
 			out = append(out, Finding{Type: Phone, Start: num.start, End: num.end, Score: score})
 		}
 	}
 	return out
+}
+
+// cardScore scores digits as a payment card number: scoreCard for a Luhn-valid number of a major
+// network's prefix and length, scoreCardWeak for Luhn-valid numbers that only Maestro (12 to 19 digits)
+// or an unassigned part of JCB's range issue, which need a context word ("card", ...); 0 otherwise.
+func cardScore(d []byte) float64 {
+	if len(d) < 12 || len(d) > 19 || !luhn(d) {
+		return 0
+	}
+	if len(d) >= 13 && cardNetwork(d) {
+		return scoreCard
+	}
+	if maestroOrJCBWide(d) {
+		return scoreCardWeak
+	}
+	return 0
+}
+
+// maestroOrJCBWide: Maestro (50, 56-58, 6 prefixes, UK 0604; 12-19 digits), JCB's 15-digit 1800 and 2131,
+// and 16-19 digit numbers starting 35 outside JCB's assigned 3528-3589.
+func maestroOrJCBWide(d []byte) bool {
+	n := len(d)
+	p2 := int(d[0]-'0')*10 + int(d[1]-'0')
+	p4 := p2*100 + int(d[2]-'0')*10 + int(d[3]-'0')
+	switch {
+	case n == 15 && (p4 == 1800 || p4 == 2131):
+		return true
+	case p2 == 35 && n >= 16:
+		return true
+	case p2 == 50 || (p2 >= 56 && p2 <= 58) || p2 == 63 || p2 == 67 || p4 == 6304 || p4 == 604:
+		return true
+	}
+	return false
 }
 
 // luhn reports whether the digits pass the Luhn check.

@@ -96,7 +96,20 @@ func digitsValue(d []byte) int {
 
 // phoneScore scores a digit run as a phone number.
 func (e *Evaluator) phoneScore(num *number, d []byte, formatted bool) (float64, bool) {
-	if num.plus {
+	plus := num.plus
+	var buf [maxNumberLen]byte
+	if !plus && len(d) >= 10 && d[0] == '0' && d[1] == '0' && d[2] != '0' {
+		// "0049 30 901820", "001-518-640-0854": the international prefix dialled from Europe and most of
+		// the world, the same as "+".
+		d, plus = d[2:], true
+	}
+	if plus && num.paren && num.ngroups >= 2 && num.groups[1] == 1 && int(num.groups[0]) < len(d) && d[num.groups[0]] == '0' {
+		// "+41 (0)44 668 18 00": the national trunk 0 in parentheses is not dialled from abroad.
+		k := copy(buf[:], d[:num.groups[0]])
+		k += copy(buf[k:], d[num.groups[0]+1:])
+		d = buf[:k]
+	}
+	if plus {
 		if len(d) < 8 || len(d) > 15 {
 			return 0, false
 		}
@@ -116,5 +129,68 @@ func (e *Evaluator) phoneScore(num *number, d []byte, formatted bool) (float64, 
 		}
 		return scorePhonePlain, true
 	}
+	if formatted && num.ngroups >= 2 && len(d) <= 12 && num.seps&sepDot == 0 && e.countryMask == 1<<len(nationalCountries)-1 {
+		// A local number in a format the national rules do not know ("467 3395", "(72) 754-186",
+		// "0961-7596216"): only a context word ("phone", "call", "mobile", ...) makes it a finding.
+		// Not when the config narrows the countries: then only their formats count.
+		return scorePhoneLocal, true
+	}
 	return 0, false
+}
+
+// extensionEnd returns where a phone extension that follows a number at end stops ("x204", " ext. 12",
+// " extension 7", "#33"), or end when there is none.
+func extensionEnd(text string, end int) int {
+	j := end
+	if j < len(text) && text[j] == ' ' {
+		j++
+	}
+	switch {
+	case j < len(text) && (text[j] == 'x' || text[j] == 'X' || text[j] == '#'):
+		j++
+	case hasPrefixFold(text[j:], "extension"):
+		j += len("extension")
+	case hasPrefixFold(text[j:], "ext"):
+		j += len("ext")
+		if j < len(text) && text[j] == '.' {
+			j++
+		}
+	default:
+		return end
+	}
+	if j < len(text) && text[j] == ' ' {
+		j++
+	}
+	k := j
+	for k < len(text) && k-j < 6 && isDigit(text[k]) {
+		k++
+	}
+	if k == j || (k < len(text) && isAlnum(text[k])) {
+		return end
+	}
+	return k
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && equalFoldASCII(s[:len(prefix)], prefix)
+}
+
+// dateLike reports whether a number is written as a date (2024-03-15, 15.03.2024, 03-15-2024): a date,
+// possibly followed by an hour ("2024-03-15 10:30" reads as the digits 2024 03 15 10), is not a phone.
+func dateLike(num *number) bool {
+	if num.ngroups < 3 || num.plus || num.paren {
+		return false
+	}
+	g := num.groups[:num.ngroups]
+	d := num.digits[:num.n]
+	val := func(at, n int) int { return digitsValue(d[at : at+n]) }
+	switch {
+	case g[0] == 4 && g[1] <= 2 && g[2] <= 2: // year, month, day
+		m, day := val(4, int(g[1])), val(4+int(g[1]), int(g[2]))
+		return m >= 1 && m <= 12 && day >= 1 && day <= 31
+	case g[0] <= 2 && g[1] <= 2 && g[2] == 4: // day and month, then the year
+		a, b := val(0, int(g[0])), val(int(g[0]), int(g[1]))
+		return a >= 1 && a <= 31 && b >= 1 && b <= 31 && (a <= 12 || b <= 12)
+	}
+	return false
 }

@@ -55,6 +55,23 @@ func TestFindings(t *testing.T) {
 		{"entity not selected", "jane@example.com", map[string]any{"entities": []any{"phone"}}, ""},
 		{"allow_values", "support@example.com", map[string]any{"allow_values": []any{"support@example.com"}}, ""},
 		{"extra context word", "reach Zentrale 415-555-2671", map[string]any{"context_words": map[string]any{"phone": []any{"zentrale"}}}, "phone@415-555-2671"},
+		// Issue 28: the forms people write numbers in, and what is not one.
+		{"extension x", "call (415) 555-2671 x204 today", nil, "phone@(415) 555-2671 x204"},
+		{"extension ext.", "phone: 212-555-0187 ext. 12", nil, "phone@212-555-0187 ext. 12"},
+		{"extension glued", "desk: +1-903-140-4508x769", nil, "phone@+1-903-140-4508x769"},
+		{"trunk zero in parentheses", "Swiss office +41 (0)44 668 18 00, ask for Anna", nil, "phone@+41 (0)44 668 18 00"},
+		{"00 international prefix", "dial 0049 30 901820 from abroad", nil, "phone@0049 30 901820"},
+		{"local number with context", "Phone:\n467 3395\n", nil, "phone@467 3395"},
+		{"local number without context", "room 467 3395 is free", nil, ""},
+		{"local number, countries narrowed", "call 467 3395", map[string]any{"countries": []any{"US"}}, ""},
+		{"date and hour near call", "released on 2024-03-15 10:30; call support", nil, ""},
+		{"day-month-year near phone", "phone us before 15-03-2024", nil, ""},
+		{"iban lower case", "pay de89 3704 0044 0532 0130 00 by friday", nil, "iban@de89 3704 0044 0532 0130 00"},
+		{"iban lower case, unregistered length", "xx89370400440532013000", all0, ""},
+		{"version is not an ip", "Version 1.2.7.1 shipped", all0, ""},
+		{"build number is not an ip", "Build 10.0.19045.3803", all0, ""},
+		{"maestro with context", "What is the limit for card 501864667909?", nil, "credit_card@501864667909"},
+		{"maestro-like without context", "order 501864667909 shipped", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -160,6 +160,15 @@ func refScanNumbers(e *Evaluator, text string, out []Finding) []Finding {
 		if num.n < 7 {
 			continue
 		}
+		if x := refExtensionEnd(text, end); x > end {
+			i = x - 1
+			if e.entities[Phone] && !refDateLike(&num) {
+				if score, ok := refPhoneScore(e, &num, num.digits[:num.n], true); ok {
+					out = append(out, Finding{Type: Phone, Start: num.start, End: x, Score: score})
+				}
+			}
+			continue
+		}
 		if end < len(text) && (isAlnum(text[end]) || text[end] == '_' || ((text[end] == '.' || text[end] == ',' || text[end] == '-') && end+1 < len(text) && isDigit(text[end+1]))) {
 			continue
 		}
@@ -226,9 +235,10 @@ func (num *refNumber) closeGroup(groupLen *int) {
 func refClassify(e *Evaluator, num *refNumber, out []Finding) []Finding {
 	d := num.digits[:num.n]
 	formatted := num.seps != 0 || num.paren
-	if e.entities[CreditCard] && !num.plus && !num.paren && (num.seps == 0 || num.seps == sepSpace || num.seps == sepDash) &&
-		num.n >= 13 && num.n <= 19 && luhn(d) && cardNetwork(d) {
-		out = append(out, Finding{Type: CreditCard, Start: num.start, End: num.end, Score: scoreCard})
+	if e.entities[CreditCard] && !num.plus && !num.paren && (num.seps == 0 || num.seps == sepSpace || num.seps == sepDash) {
+		if score := cardScore(d); score > 0 {
+			out = append(out, Finding{Type: CreditCard, Start: num.start, End: num.end, Score: score})
+		}
 	}
 	if e.entities[USSSN] && !num.plus && !num.paren && num.n == 9 && validSSN(d) {
 		switch {
@@ -238,7 +248,7 @@ func refClassify(e *Evaluator, num *refNumber, out []Finding) []Finding {
 			out = append(out, Finding{Type: USSSN, Start: num.start, End: num.end, Score: scoreSSNPlain})
 		}
 	}
-	if e.entities[Phone] {
+	if e.entities[Phone] && !refDateLike(num) {
 		if score, ok := refPhoneScore(e, num, d, formatted); ok {
 			out = append(out, Finding{Type: Phone, Start: num.start, End: num.end, Score: score})
 		}
@@ -279,7 +289,7 @@ func refScanIPs(text string, out []Finding) []Finding {
 			if a, err := netip.ParseAddr(tok); err == nil && a.Is6() {
 				out = append(out, Finding{Type: IPAddress, Start: i, End: end, Score: scoreIP})
 			}
-		case strings.Count(tok, ".") == 3 && validIPv4(tok):
+		case strings.Count(tok, ".") == 3 && validIPv4(tok) && !versionBefore(text, i):
 			out = append(out, Finding{Type: IPAddress, Start: i, End: end, Score: scoreIP})
 		}
 		i = max(j, i+1)
@@ -289,12 +299,14 @@ func refScanIPs(text string, out []Finding) []Finding {
 
 func refScanIBANs(text string, out []Finding) []Finding {
 	for i := 0; i+15 <= len(text); i++ {
-		if !isUpper(text[i]) || !isUpper(text[i+1]) || !isDigit(text[i+2]) || !isDigit(text[i+3]) {
+		letter := func(c byte) bool { return isUpper(c) || ('a' <= c && c <= 'z') }
+		if !letter(text[i]) || !letter(text[i+1]) || !isDigit(text[i+2]) || !isDigit(text[i+3]) {
 			continue
 		}
 		if i > 0 && isAlnum(text[i-1]) {
 			continue
 		}
+		lower := !isUpper(text[i]) || !isUpper(text[i+1])
 		// Collect up to 34 letters and digits, remembering where each group may end.
 		var chars [34]byte
 		var ends [34]int // ends[n-1]: text offset after the n-th character
@@ -302,18 +314,21 @@ func refScanIBANs(text string, out []Finding) []Finding {
 		for j < len(text) && n < 34 {
 			c := text[j]
 			switch {
-			case isUpper(c) || isDigit(c):
-				chars[n] = c
+			case letter(c) || isDigit(c):
+				chars[n] = strings.ToUpper(string(c))[0]
 				n++
 				ends[n-1] = j + 1
 				j++
-			case c == ' ' && j+1 < len(text) && (isUpper(text[j+1]) || isDigit(text[j+1])) && n%4 == 0:
+			case c == ' ' && j+1 < len(text) && (letter(text[j+1]) || isDigit(text[j+1])) && n%4 == 0:
 				j++
 			default:
 				j = len(text) // stop
 			}
 		}
 		want := ibanLengths[string(chars[:2])]
+		if lower && want == 0 {
+			continue
+		}
 		for l := n; l >= 15; l-- {
 			if want != 0 && l != want {
 				continue
@@ -400,8 +415,74 @@ func refHasContext(e *Evaluator, text string, f Finding) bool {
 	return false
 }
 
+// refExtensionEnd: an extension after a number ("x204", " ext. 12", " extension 7", "#33"), written out
+// with the standard library.
+func refExtensionEnd(text string, end int) int {
+	rest := text[end:]
+	rest = strings.TrimPrefix(rest, " ")
+	lower := strings.ToLower(rest)
+	var after string
+	switch {
+	case strings.HasPrefix(lower, "x") || strings.HasPrefix(lower, "#"):
+		after = rest[1:]
+	case strings.HasPrefix(lower, "extension"):
+		after = rest[len("extension"):]
+	case strings.HasPrefix(lower, "ext."):
+		after = rest[len("ext."):]
+	case strings.HasPrefix(lower, "ext"):
+		after = rest[len("ext"):]
+	default:
+		return end
+	}
+	after = strings.TrimPrefix(after, " ")
+	n := 0
+	for n < len(after) && n < 6 && isDigit(after[n]) {
+		n++
+	}
+	if n == 0 || (n < len(after) && isAlnum(after[n])) {
+		return end
+	}
+	return len(text) - len(after) + n
+}
+
+// refDateLike: the groups of a number spell a date (year-month-day or day-month-year).
+func refDateLike(num *refNumber) bool {
+	if num.ngroups < 3 || num.plus || num.paren {
+		return false
+	}
+	g := num.groups
+	d := string(num.digits[:num.n])
+	a, _ := strconv.Atoi(d[:g[0]])
+	b, _ := strconv.Atoi(d[g[0] : g[0]+g[1]])
+	c, _ := strconv.Atoi(d[g[0]+g[1] : g[0]+g[1]+g[2]])
+	switch {
+	case g[0] == 4 && g[1] <= 2 && g[2] <= 2:
+		return b >= 1 && b <= 12 && c >= 1 && c <= 31
+	case g[0] <= 2 && g[1] <= 2 && g[2] == 4:
+		return a >= 1 && a <= 31 && b >= 1 && b <= 31 && (a <= 12 || b <= 12)
+	}
+	return false
+}
+
 func refPhoneScore(e *Evaluator, num *refNumber, d []byte, formatted bool) (float64, bool) {
-	if num.plus {
+	plus := num.plus
+	if !plus && len(d) >= 10 && d[0] == '0' && d[1] == '0' && d[2] != '0' {
+		d, plus = d[2:], true
+	}
+	if plus && num.paren && num.ngroups >= 2 && num.groups[1] == 1 && int(num.groups[0]) < len(d) && d[num.groups[0]] == '0' {
+		d = append(append([]byte{}, d[:num.groups[0]]...), d[num.groups[0]+1:]...)
+	}
+	if s, ok := refPhoneScoreDigits(e, plus, d, formatted); ok {
+		return s, ok
+	}
+	if !plus && formatted && num.ngroups >= 2 && len(d) <= 12 && num.seps&sepDot == 0 && len(e.phoneCountries) == len(nationalCountries) {
+		return scorePhoneLocal, true
+	}
+	return 0, false
+}
+
+func refPhoneScoreDigits(e *Evaluator, plus bool, d []byte, formatted bool) (float64, bool) {
+	if plus {
 		if len(d) < 8 || len(d) > 15 {
 			return 0, false
 		}

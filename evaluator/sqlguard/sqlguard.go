@@ -206,6 +206,9 @@ func (e *Evaluator) parse(query string) (stmts []sqlparser.Statement, ops []stri
 			continue
 		}
 		st, perr := e.parser.Parse(piece)
+		if perr != nil && !errors.Is(perr, sqlparser.ErrEmpty) {
+			st, perr = e.parseLenient(piece, perr) // lenient.go: INTERSECT/EXCEPT, keywords as names
+		}
 		if perr != nil {
 			if errors.Is(perr, sqlparser.ErrEmpty) {
 				continue

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/evaluator/promptclassifier"
 	"github.com/guardrail-control/guard/evaluator/toxicity"
 	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/tracing"
@@ -217,6 +218,15 @@ var envVars = []envVar{
 		set: func(c *Config, v string) string { c.Ext.URL = v; return "" }},
 	{name: toxicity.EnvAPIModel, desc: "the model field sent to the moderation service (default: the service's)",
 		set: func(c *Config, v string) string { c.Ext.Model = v; return "" }},
+	{name: promptclassifier.EnvURL, desc: "endpoint of a prompt-injection classifier you run (Hugging Face text-classification protocol); enables the ext.prompt_injection evaluator",
+		set: func(c *Config, v string) string {
+			if err := (promptclassifier.Settings{URL: v}).Check(); err != nil {
+				return "an http(s) URL"
+			}
+			return ""
+		}},
+	{name: promptclassifier.EnvAPIKey, desc: "bearer token sent to the prompt-injection classifier (optional)",
+		set: func(c *Config, v string) string { return "" }},
 	{name: "GUARD_OTEL", defText: "on when an OTLP endpoint is set", desc: "export an OpenTelemetry span per evaluation over OTLP: true, false, or unset to follow the endpoint (docs/tracing.md)",
 		set: func(c *Config, v string) string {
 			b, err := parseBool(v)

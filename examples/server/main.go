@@ -37,11 +37,12 @@ import (
 	"github.com/guardrail-control/guard/server/ui"
 	"github.com/guardrail-control/guard/store"
 
-	_ "github.com/guardrail-control/guard/evaluator/jsonvalidate" // json: validates tool arguments and structured output
-	_ "github.com/guardrail-control/guard/evaluator/pii"          // pii: e-mail, phone, cards, IBAN, SSN, IP addresses
-	_ "github.com/guardrail-control/guard/evaluator/secrets"      // secrets: credentials, with gitleaks' rules
-	_ "github.com/guardrail-control/guard/evaluator/sqlguard"     // sql: parsed SQL rules (MySQL dialect)
-	_ "github.com/guardrail-control/guard/evaluator/toxicity"     // ext.toxicity, available when EXT_API_KEY is set
+	_ "github.com/guardrail-control/guard/evaluator/jsonvalidate"     // json: validates tool arguments and structured output
+	_ "github.com/guardrail-control/guard/evaluator/pii"              // pii: e-mail, phone, cards, IBAN, SSN, IP addresses
+	_ "github.com/guardrail-control/guard/evaluator/promptclassifier" // ext.prompt_injection, available when EXT_PROMPT_CLASSIFIER_URL is set
+	_ "github.com/guardrail-control/guard/evaluator/secrets"          // secrets: credentials, with gitleaks' rules
+	_ "github.com/guardrail-control/guard/evaluator/sqlguard"         // sql: parsed SQL rules (MySQL dialect)
+	_ "github.com/guardrail-control/guard/evaluator/toxicity"         // ext.toxicity, available when EXT_API_KEY is set
 )
 
 // shutdownTimeout bounds how long in-flight requests may take after SIGTERM.

@@ -1,0 +1,249 @@
+package evaluator
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"strings"
+
+	"github.com/guardrail-control/guard/internal/ahocorasick"
+)
+
+// A detector pattern is often a long alternation of rule families (a template's SQL injection or prompt
+// injection pattern). Go's regexp runs such a pattern as one NFA whose every branch is tried at every byte,
+// so its cost grows with the pattern, and the engine's prefilter (RequiredLiterals) can say nothing of an
+// alternation as a whole. branchFilter splits the top-level alternation into its branches, each compiled
+// on its own with the literals one of which it requires; one Aho-Corasick pass over the text tells which
+// branches can match, and only those run. A text that matches no branch's literals costs one pass.
+
+// maxBranchLiterals bounds the literals of a branch filter (the scan's bit set lives on the stack).
+const maxBranchLiterals = 512
+
+// branchFilter is the split form of a top-level alternation.
+type branchFilter struct {
+	ac       *ahocorasick.Automaton
+	branches []regexBranch
+	folds    bool // some branch folds case (Unicode): see asciiFoldsIn
+}
+
+// regexBranch is one top-level branch: its regexp and the literal ids one of which it requires (none:
+// it always runs).
+type regexBranch struct {
+	re *regexp.Regexp
+	// sets are the literal sets the branch requires, all of them: of each set one literal must occur
+	// (a branch "ignore ... previous ... instructions" needs a word of each list). None: it always runs.
+	sets [][]int32
+}
+
+// newBranchFilter splits pattern (compiled with the flags prefix) into its top-level branches; nil when it
+// has fewer than two, or when a branch fails to compile alone, or when too few branches have literals
+// for the split to pay.
+func newBranchFilter(pattern, prefix string) *branchFilter {
+	parts := splitTopLevel(pattern)
+	if len(parts) < 2 {
+		return nil
+	}
+	f := &branchFilter{}
+	ids := map[string]int32{}
+	var lits []string
+	filtered := 0
+	for _, p := range parts {
+		re, err := regexp.Compile(prefix + p)
+		if err != nil {
+			return nil
+		}
+		br := regexBranch{re: re}
+		if parsed, err := syntax.Parse(prefix+p, syntax.Perl); err == nil {
+			parsed = parsed.Simplify()
+			f.folds = f.folds || hasFoldCase(parsed)
+			for _, set := range requiredSets(parsed) {
+				var idset []int32
+				for _, l := range set {
+					id, ok := ids[l]
+					if !ok {
+						id = int32(len(lits))
+						ids[l] = id
+						lits = append(lits, l)
+					}
+					idset = append(idset, id)
+				}
+				br.sets = append(br.sets, idset)
+			}
+			if len(br.sets) > 0 {
+				filtered++
+			}
+		}
+		f.branches = append(f.branches, br)
+	}
+	if filtered == 0 || len(lits) > maxBranchLiterals {
+		return nil
+	}
+	f.ac = ahocorasick.New(lits)
+	return f
+}
+
+// match reports whether some branch matches text; ok is false when the filter cannot decide (non-ASCII
+// text and a case-folding branch) and the whole pattern must run.
+func (f *branchFilter) match(text string) (matched, ok bool) {
+	var found [maxBranchLiterals / 64]uint64
+	if nonASCII := f.ac.Scan(text, found[:]); nonASCII && f.folds && asciiFoldsIn(text) {
+		return false, false
+	}
+	for i := range f.branches {
+		br := &f.branches[i]
+		if !allSetsHit(br.sets, &found) {
+			continue
+		}
+		if br.re.MatchString(text) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// allSetsHit reports whether every set has a literal in found.
+func allSetsHit(sets [][]int32, found *[maxBranchLiterals / 64]uint64) bool {
+	for _, set := range sets {
+		hit := false
+		for _, id := range set {
+			if found[id>>6]&(1<<(uint(id)&63)) != 0 {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			return false
+		}
+	}
+	return true
+}
+
+// requiredSets returns literal sets that every match of re requires, each of them: for a concatenation
+// the set of each part that has one, else the single set requiredLiterals finds. A set with an empty
+// literal requires nothing and is left out.
+func requiredSets(re *syntax.Regexp) [][]string {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	var out [][]string
+	add := func(set []string) {
+		for _, l := range set {
+			if l == "" {
+				return
+			}
+		}
+		if len(set) > 0 {
+			out = append(out, set)
+		}
+	}
+	if re.Op == syntax.OpConcat {
+		for _, sub := range re.Sub {
+			add(literalsOf(sub).set)
+		}
+	}
+	if set, _, ok := requiredLiterals(re); ok {
+		add(set)
+	}
+	return out
+}
+
+// asciiFoldsIn reports whether text holds one of the two non-ASCII characters that Unicode case folding
+// maps onto ASCII letters (the Kelvin sign onto k, the long s onto s): only then can a case-folding branch
+// match where its ASCII literals do not occur.
+func asciiFoldsIn(text string) bool {
+	return strings.Contains(text, "\u212a") || strings.Contains(text, "\u017f")
+}
+
+// splitTopLevel splits a regexp at the '|' that are outside groups and character classes; a pattern with
+// a flag group that spans branches ("(?i)a|b" is fine, "a(?i)|b" changes the flags of what follows) is
+// not split, nor one with a syntax this scanner does not follow.
+func splitTopLevel(p string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			if i+1 < len(p) && p[i+1] == 'Q' {
+				return nil // \Q...\E quotes '|' and parentheses: not followed here
+			}
+			i++
+		case '[':
+			i = skipClass(p, i)
+			if i < 0 {
+				return nil
+			}
+		case '(':
+			if depth == 0 && i+2 < len(p) && p[i+1] == '?' && isFlagGroup(p[i+2:]) {
+				return nil
+			}
+			depth++
+		case ')':
+			depth--
+			if depth < 0 {
+				return nil
+			}
+		case '|':
+			if depth == 0 {
+				parts = append(parts, p[start:i])
+				start = i + 1
+			}
+		}
+	}
+	if depth != 0 {
+		return nil
+	}
+	return append(parts, p[start:])
+}
+
+// skipClass returns the index of the ']' closing the class that opens at i, or -1.
+func skipClass(p string, i int) int {
+	j := i + 1
+	if j < len(p) && p[j] == '^' {
+		j++
+	}
+	if j < len(p) && p[j] == ']' {
+		j++
+	}
+	for ; j < len(p); j++ {
+		switch p[j] {
+		case '\\':
+			j++
+		case '[':
+			if j+1 < len(p) && p[j+1] == ':' { // [:alpha:]
+				end := indexFrom(p, j+2, ":]")
+				if end < 0 {
+					return -1
+				}
+				j = end + 1
+			}
+		case ']':
+			return j
+		}
+	}
+	return -1
+}
+
+func indexFrom(s string, from int, sub string) int {
+	for i := from; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
+// isFlagGroup reports whether s (after "(?") starts a bare flag setting such as "i)" or "-i)", which
+// applies to the rest of the enclosing group; "i:" opens a scoped group and is fine.
+func isFlagGroup(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ')':
+			return true
+		case c == ':':
+			return false
+		case c == '-' || c == 'i' || c == 'm' || c == 's' || c == 'U':
+		default:
+			return false
+		}
+	}
+	return false
+}

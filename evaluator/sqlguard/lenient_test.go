@@ -1,0 +1,64 @@
+package sqlguard
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestLenientParse: SQL that MySQL 8 or the common dialects accept but Vitess' grammar does not is parsed
+// after a rewrite, with the operations and tables the rules need; smuggled statements and clauses stay
+// parse failures or violations.
+func TestLenientParse(t *testing.T) {
+	cfg := map[string]any{"blocked_operations": []any{"DDL", "DCL"}, "require_where": true}
+	cases := []struct {
+		name, query string
+		want        string   // violation rule, "" for none, "parse" for a parse failure
+		ops         []string // operations reported when it parses
+	}{
+		{"intersect", "select a from t intersect select b from u", "", []string{"SELECT"}},
+		{"except", "SELECT id FROM t1 EXCEPT SELECT id FROM t2 WHERE x = 'except'", "", []string{"SELECT"}},
+		{"union then except", "select a from t union select a from u except select b from v", "", []string{"SELECT"}},
+		{"except inside a string is left alone", "select 'a intersect b' from t", "", []string{"SELECT"}},
+		{"a table named show", "select avg(attendance) from show", "", []string{"SELECT"}},
+		{"columns named key and value", "select key, value from settings where key like 'mail.%'", "", []string{"SELECT"}},
+		{"stacked drop after except still blocked", "select a from t except select b from u; drop table t", "operation_blocked", nil},
+		{"a statement keyword is never a name", "select * from drop", "parse", nil},
+		{"injection text still fails", "x' or 1=1 intersect select 1 --", "parse", nil},
+		{"delete without where after the rewrite", "delete from show", "missing_where", nil},
+	}
+	e := build(t, cfg)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := eval(t, e, c.query)
+			switch c.want {
+			case "":
+				if res.Matched {
+					t.Fatalf("matched: %s %v", res.Message, res.Metadata)
+				}
+				if got := res.Metadata["operations"]; !reflect.DeepEqual(got, anyList(c.ops)) {
+					t.Errorf("operations %v, want %v", got, c.ops)
+				}
+			case "parse":
+				if !res.Matched || res.Metadata["parse_error"] != true {
+					t.Fatalf("want a parse failure, got %v %v", res.Matched, res.Metadata)
+				}
+			default:
+				found := false
+				for _, r := range rules(res) {
+					found = found || r == c.want
+				}
+				if !found {
+					t.Fatalf("rules %v, want %s (%s)", rules(res), c.want, res.Message)
+				}
+			}
+		})
+	}
+}
+
+func anyList(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
