@@ -44,6 +44,8 @@ type EventQuery struct {
 	EndTime     *time.Time `json:"end_time,omitempty"`
 	Limit       int        `json:"limit"`
 	Offset      int        `json:"offset"`
+	// Scope keeps the events of these agents only (a scoped key's); set by the server, never by the body.
+	Scope AgentScope `json:"-"`
 }
 
 // StatsQuery asks for the statistics of one agent (every agent when AgentName is empty) over
@@ -57,6 +59,8 @@ type StatsQuery struct {
 	// P95 asks for StatsTotals.P95DurationMS (not computed with ControlID): an extra bounded read of the
 	// events, so only callers that show it pay for it.
 	P95 bool
+	// Scope keeps the events of these agents only (a scoped key's), with AgentName or without.
+	Scope AgentScope
 }
 
 // ActionCounts counts matched events by action.

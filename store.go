@@ -106,7 +106,10 @@ type ControlPatch struct {
 
 // ControlFilter narrows ListControls; zero fields do not filter.
 type ControlFilter struct {
-	Name     string // substring, case-insensitive
+	Name string // substring, case-insensitive
+	// Scope keeps the controls linked to at least one of its agents, and the unlinked ones (which belong
+	// to no agent): the controls a scoped key may see.
+	Scope    AgentScope
 	Enabled  *bool
 	Tag      string
 	StepType string
@@ -188,7 +191,8 @@ type AgentSummary struct {
 
 // AgentFilter narrows ListAgents.
 type AgentFilter struct {
-	Name string // substring
+	Name  string     // substring
+	Scope AgentScope // only these agents (a scoped key's)
 }
 
 // StepSchema is a step an agent registers; (Type, Name) is unique within an agent.

@@ -127,6 +127,10 @@ func (s *Server) listControls(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Stage = st
 	}
+	if f.Scope, err = s.agentScope(r.Context()); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
 	list, info, err := s.store.ListControls(r.Context(), f, pg)
 	if err != nil {
 		s.writeErr(w, r, err)

@@ -51,6 +51,9 @@ func (s *Server) obsRoutes() []route {
 		Metrics:  s.cfg.obs.metrics,
 		Logger:   s.log,
 	}
+	if s.auth.scoped {
+		api.Scope, api.AllowsAgent = s.agentScope, KeyAllowsAgent
+	}
 	rs := []route{
 		{method: "POST", path: apiPrefix + "/observability/events", level: levelRuntime, handler: http.HandlerFunc(api.PostEvents)},
 		{method: "POST", path: apiPrefix + "/observability/events/query", level: levelRuntime, handler: http.HandlerFunc(api.QueryEvents)},

@@ -96,6 +96,9 @@ func (s *Server) replayControls(w http.ResponseWriter, r *http.Request) {
 // getReplayJob is GET /api/v1/controls/replay/jobs/{job_id}: the job's progress, and its result once done.
 func (s *Server) getReplayJob(w http.ResponseWriter, r *http.Request) {
 	job := s.replays().get(r.PathValue("job_id"))
+	if job != nil && !jobInScope(r.Context(), job) {
+		job = nil // a scoped key sees the jobs of its agents only
+	}
 	if job == nil {
 		s.writeErr(w, r, problem.New(http.StatusNotFound, problem.CodeNotFound,
 			"no such replay job (jobs are kept in memory for 15 minutes after they end)"))
@@ -145,6 +148,9 @@ func (s *Server) parseReplay(r *http.Request) (*replayPlan, error) {
 	}
 	if !plan.start.Before(plan.end) {
 		add("start_time", "range", "must be before end_time")
+	}
+	if err := s.checkReplayScope(r.Context(), plan.agent, req.Controls); err != nil {
+		return nil, err
 	}
 	draft, dprobs, err := s.resolveDraft(r.Context(), req.Controls)
 	if err != nil {

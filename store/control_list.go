@@ -34,6 +34,9 @@ func (s *Store) ListControls(ctx context.Context, f guard.ControlFilter, page gu
 		where = append(where, `(c.stages_key IS NULL OR `+s.contains(`c.stages_key`)+`)`)
 		args = append(args, listKey([]string{clean(string(f.Stage))}))
 	}
+	if sc, scArgs := controlScopeCond(f.Scope); sc != "" {
+		where, args = append(where, sc), append(args, scArgs...)
+	}
 	cond := strings.Join(where, ` AND `)
 	var total int
 	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM controls c WHERE `+cond), args...); err != nil {

@@ -258,6 +258,9 @@ func eventWhere(q *guard.EventQuery) (string, []any) {
 	if q.AgentName != "" {
 		where, args = append(where, `agent_name = ?`), append(args, clean(q.AgentName))
 	}
+	if sc, scArgs := scopeCond(`agent_name`, q.Scope); sc != "" {
+		where, args = append(where, sc), append(args, scArgs...)
+	}
 	if len(q.ControlIDs) > 0 {
 		where = append(where, in(`control_id`, len(q.ControlIDs)))
 		for _, id := range q.ControlIDs {

@@ -9,6 +9,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator/toxicity"
+	"github.com/guardrail-control/guard/server"
 	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/tracing"
 )
@@ -22,6 +23,10 @@ type Config struct {
 	AuthEnabled          bool
 	APIKeys              []string
 	AdminAPIKeys         []string
+	// APIKeysFile is GUARD_API_KEYS_FILE, a file of named and scoped keys (docs/operations.md); NamedKeys
+	// are its keys, read when the configuration is loaded.
+	APIKeysFile string
+	NamedKeys   []server.Key
 	ObservabilityEnabled bool
 	FlushInterval        time.Duration
 	RetentionDays        int
@@ -105,6 +110,8 @@ var envVars = []envVar{
 		set: func(c *Config, v string) string { c.APIKeys = splitList(v); return "" }},
 	{name: "GUARD_ADMIN_API_KEYS", desc: "comma-separated admin keys: every route",
 		set: func(c *Config, v string) string { c.AdminAPIKeys = splitList(v); return "" }},
+	{name: "GUARD_API_KEYS_FILE", desc: "a JSON file of named keys, by plaintext or SHA-256, admin or not, limited to agents or not (docs/operations.md)",
+		set: func(c *Config, v string) string { c.APIKeysFile = v; return "" }},
 	{name: "GUARD_ALLOWED_ORIGINS", desc: "comma-separated origins (scheme://host[:port]) whose pages may call the mutating routes",
 		set: func(c *Config, v string) string { c.AllowedOrigins = splitList(v); return "" }},
 	{name: "GUARD_ACCESS_LOG", def: "true", desc: "log one line per request (info; /health, /ready and /metrics at debug)",
@@ -304,8 +311,15 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if want := c.OTel.check(); want != "" {
 		errs = append(errs, want)
 	}
-	if c.AuthEnabled && len(c.APIKeys) == 0 && len(c.AdminAPIKeys) == 0 {
-		errs = append(errs, "GUARD_API_KEY_ENABLED is true but neither GUARD_API_KEYS nor GUARD_ADMIN_API_KEYS holds a key")
+	if c.APIKeysFile != "" {
+		keys, err := readKeyFile(c.APIKeysFile)
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		c.NamedKeys = keys
+	}
+	if c.AuthEnabled && len(c.APIKeys) == 0 && len(c.AdminAPIKeys) == 0 && len(c.NamedKeys) == 0 {
+		errs = append(errs, "GUARD_API_KEY_ENABLED is true but none of GUARD_API_KEYS, GUARD_ADMIN_API_KEYS and GUARD_API_KEYS_FILE holds a key")
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))

@@ -230,6 +230,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithLogger(logger),
 		server.WithVersion(version),
 		server.WithAuth(cfg.AuthEnabled, cfg.APIKeys, cfg.AdminAPIKeys),
+		server.WithKeys(cfg.NamedKeys),
 		server.WithMetrics(metrics),
 		server.WithObservability(cfg.ObservabilityEnabled, rec),
 		server.WithDurableEvents(cfg.ObservabilityDurable),

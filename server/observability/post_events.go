@@ -63,6 +63,10 @@ func (a *API) PostEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	NoteIgnored(a.Metrics, a.Logger, w, r, ig)
+	if err := a.checkEventAgents(r.Context(), events); err != nil {
+		problem.Write(w, r, a.logger(), err)
+		return
+	}
 	a.admit(w, r, events)
 }
 
