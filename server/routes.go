@@ -75,6 +75,7 @@ func (s *Server) routes() []route {
 		f("", apiPrefix+"/policies", levelPublic, s.policiesGone),
 		f("", apiPrefix+"/policies/", levelPublic, s.policiesGone),
 	}
+	rs = append(rs, s.auditRoutes()...)
 	rs = append(rs, s.obsRoutes()...)
 	rs = append(rs, s.pprofRoutes()...)
 	if s.cfg.ui != nil {

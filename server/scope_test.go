@@ -133,6 +133,7 @@ func (f *scopeFixture) scopeCases() map[string][]scopeCase {
 		"GET /health": public, "GET /ready": public, "GET /openapi.json": public, "GET /docs": public,
 		"GET /metrics": public, "GET /ui/": public, "GET /{$}": public,
 		"/api/v1/policies": public, "/api/v1/policies/": public,
+		"GET /api/v1/audit":                                             {{path: "/api/v1/audit", want: 200}, {path: "/api/v1/audit?agent_name=bravo-1", want: 404}, {path: "/api/v1/audit?control_id=" + b, want: 200}},
 		"GET /api/v1/evaluators":                                        none,
 		"GET /api/v1/control-templates":                                 none,
 		"GET /api/v1/control-templates/{template_name}":                 {{path: "/api/v1/control-templates/us-ssn", want: 200}},

@@ -173,7 +173,7 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 	for _, rt := range s.routes() {
 		// Host and Origin first (a cross-site request is refused whatever its key), then the key, then the
 		// body's media type.
-		h := s.crossSiteInner(rt.method, rt.handler)
+		h := s.audited(rt, s.crossSiteInner(rt.method, rt.handler))
 		s.mux.Handle(rt.pattern(), s.crossSiteOuter(rt.method, s.auth.wrap(rt.level, s.scopeRoute(rt, h))))
 	}
 	s.handler = s.middleware(http.HandlerFunc(s.dispatch))
