@@ -9,18 +9,18 @@ import (
 // AuditEntry is one control-plane change as the audit trail records it (GET /api/v1/audit): who (the
 // API key's name, never the key), when, through which route, and what changed.
 type AuditEntry struct {
-	ID        int64     `json:"id"`
-	Time      time.Time `json:"timestamp"`
-	KeyName   string    `json:"key_name"` // "" when authentication is off
-	Method    string    `json:"method"`
-	Route     string    `json:"route"` // the route's pattern, e.g. /api/v1/controls/{control_id}
-	Path      string    `json:"path"`  // the request's path
-	Action    string    `json:"action"`
+	ID      int64     `json:"id"`
+	Time    time.Time `json:"timestamp"`
+	KeyName string    `json:"key_name"` // "" when authentication is off
+	Method  string    `json:"method"`
+	Route   string    `json:"route"` // the route's pattern, e.g. /api/v1/controls/{control_id}
+	Path    string    `json:"path"`  // the request's path
+	Action  string    `json:"action"`
 	// Agents are the agents the change reached: the agent of an agent route, the agents a control was
 	// linked to when it changed. A key scoped to agents reads the entries of its agents and those
 	// reaching none (an unlinked control's).
-	Agents []string `json:"agents"`
-	ControlID int64     `json:"control_id,omitempty"`
+	Agents    []string `json:"agents"`
+	ControlID int64    `json:"control_id,omitempty"`
 	// Version is the control's version after the change (0 when the change made none, e.g. a link).
 	Version   int    `json:"version,omitempty"`
 	RequestID string `json:"request_id,omitempty"`

@@ -133,7 +133,7 @@ func (s *Store) ListAudit(ctx context.Context, q guard.AuditQuery, page guard.Pa
 	return out, pr.info(), nil
 }
 
-// agentsKey is the agents column: listKey of the cleaned names, '' for none.
+// agentsKey is the agents column: listKey of the cleaned names, ” for none.
 func agentsKey(agents []string) string {
 	if len(agents) == 0 {
 		return ""

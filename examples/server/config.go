@@ -16,17 +16,17 @@ import (
 
 // Config is the service configuration read from the environment (docs/operations.md, "Environment").
 type Config struct {
-	DatabaseURL          string
-	Host                 string
-	Port                 int
-	Debug                bool
-	AuthEnabled          bool
-	APIKeys              []string
-	AdminAPIKeys         []string
+	DatabaseURL  string
+	Host         string
+	Port         int
+	Debug        bool
+	AuthEnabled  bool
+	APIKeys      []string
+	AdminAPIKeys []string
 	// APIKeysFile is GUARD_API_KEYS_FILE, a file of named and scoped keys (docs/operations.md); NamedKeys
 	// are its keys, read when the configuration is loaded.
-	APIKeysFile string
-	NamedKeys   []server.Key
+	APIKeysFile          string
+	NamedKeys            []server.Key
 	ObservabilityEnabled bool
 	FlushInterval        time.Duration
 	RetentionDays        int
