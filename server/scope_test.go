@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -356,5 +357,22 @@ func TestKeyNameInContext(t *testing.T) {
 	}
 	if _, err := newAuthenticator(true, nil, []string{"same"}, []Key{{Name: "dup", Key: "same"}}); err == nil {
 		t.Error("a named key with the secret of an unnamed one is accepted")
+	}
+}
+
+// TestKeyFileExampleInDocs: the key file shown in docs/operations.md is one ParseKeys accepts.
+func TestKeyFileExampleInDocs(t *testing.T) {
+	doc, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```json\n{\"keys\"")
+	if !ok {
+		t.Fatal("docs/operations.md shows no key file")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	keys, err := ParseKeys([]byte(`{"keys"` + block))
+	if err != nil || len(keys) != 3 || keys[1].Agents[0] != "support-*" {
+		t.Fatalf("%v %v", keys, err)
 	}
 }
