@@ -127,8 +127,11 @@ type ControlSummary struct {
 	Stages      []Stage   `json:"stages"`
 	Tags        []string  `json:"tags"`
 	Decision    Decision  `json:"decision"`
-	AgentCount  int       `json:"agent_count"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	// Mode is the control's data.mode: "shadow" for a control evaluated and recorded but never part of a
+	// decision, omitted for an enforcing one (the dashboard marks shadow controls in the list).
+	Mode       Mode      `json:"mode,omitempty"`
+	AgentCount int       `json:"agent_count"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // Version events.

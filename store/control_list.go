@@ -71,6 +71,9 @@ func (s *Store) ListControls(ctx context.Context, f guard.ControlFilter, page gu
 		}
 		if d != nil {
 			sum.Description, sum.Execution, sum.Decision = d.Description, d.Execution, d.Action.Decision
+			if d.Mode == guard.ModeShadow {
+				sum.Mode = d.Mode
+			}
 			// nil scope lists stay nil (JSON null): the control does not restrict them.
 			sum.StepTypes, sum.Stages = d.Scope.StepTypes, d.Scope.Stages
 			if d.Tags != nil {

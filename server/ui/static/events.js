@@ -60,7 +60,8 @@ export async function eventsView(el) {
   f.agent_name.value = u.get('agent') || '';
   f.control_ids.value = (u.get('control') || '').split(',').filter(Boolean).join(', ');
   f.shadow.value = ['true', 'false'].includes(u.get('shadow')) ? u.get('shadow') : '';
-  f.matched.value = ['true', 'false'].includes(u.get('matched')) ? u.get('matched') : '';
+  // A bare #/events opens on matches (what someone looking at events is after); a link says what it wants.
+  f.matched.value = ['true', 'false'].includes(u.get('matched')) ? u.get('matched') : ([...u.keys()].length ? '' : 'true');
   f.errored.value = ['true', 'false'].includes(u.get('errored')) ? u.get('errored') : '';
   f.stage.value = ['pre', 'post'].includes(u.get('stage')) ? u.get('stage') : '';
   f.step_type.value = u.get('step_type') || '';
