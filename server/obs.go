@@ -78,6 +78,7 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 func (s *Server) afterEvaluation(r *http.Request, agent string, step *guard.Step, stage guard.Stage, res *guard.Result) {
 	if m := s.cfg.obs.metrics; m != nil {
 		m.ObserveEvaluation(res.Decision)
+		m.ObserveAgentEvaluation(agent, res.Decision)
 		m.ObserveResult(res)
 	}
 	if s.cfg.obs.enabled && s.cfg.obs.recorder != nil {

@@ -31,6 +31,8 @@ type Config struct {
 	FlushInterval        time.Duration
 	RetentionDays        int
 	MetricsPrefix        string
+	// MetricsMaxAgents and MetricsMaxControls bound the agent and control labels of /metrics.
+	MetricsMaxAgents, MetricsMaxControls int
 	AccessLog            bool
 	Pprof                bool
 	// AllowedOrigins (GUARD_ALLOWED_ORIGINS) may call the mutating routes from a browser besides the
@@ -206,6 +208,10 @@ var envVars = []envVar{
 		}},
 	{name: "PROMETHEUS_METRICS_PREFIX", def: "guard", desc: "prefix of guard's own metric names at /metrics",
 		set: func(c *Config, v string) string { c.MetricsPrefix = v; return "" }},
+	{name: "GUARD_METRICS_MAX_AGENTS", def: "100", desc: "agents with series of their own in the per-agent metrics; the others are counted as agent=\"_other\"",
+		set: func(c *Config, v string) string { return labelBound(&c.MetricsMaxAgents, v) }},
+	{name: "GUARD_METRICS_MAX_CONTROLS", def: "500", desc: "controls with series of their own in the per-control metrics; the others are counted as control_id=\"_other\"",
+		set: func(c *Config, v string) string { return labelBound(&c.MetricsMaxControls, v) }},
 	{name: toxicity.EnvAPIKey, desc: "bearer token of the moderation service; enables the ext.toxicity evaluator",
 		set: func(c *Config, v string) string { c.Ext.APIKey = v; return "" }},
 	{name: toxicity.EnvAPIURL, defText: toxicity.DefaultURL, desc: "the moderation endpoint (any OpenAI-compatible one)",
@@ -363,4 +369,14 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// labelBound reads a metrics label bound: 1 to 100000 (each value is a few series in every scrape).
+func labelBound(dst *int, v string) string {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 100000 {
+		return "a whole number from 1 to 100000"
+	}
+	*dst = n
+	return ""
 }

@@ -181,6 +181,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 	if err != nil {
 		return fmt.Errorf("PROMETHEUS_METRICS_PREFIX: %w", err)
 	}
+	metrics.SetLabelBounds(cfg.MetricsMaxAgents, cfg.MetricsMaxControls)
 	b := currentBuild()
 	metrics.SetBuildInfo(b.Version, b.Commit, b.GoVersion)
 	// Deferred calls run in reverse: the HTTP server drains first (below), then the pruner and the policy

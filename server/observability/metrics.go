@@ -49,6 +49,8 @@ type Metrics struct {
 	rebuilds        prometheus.Counter
 	buildInfo       *prometheus.GaugeVec
 	unknownFields   *prometheus.CounterVec
+	byAgent         *boundedVec[string] // metrics_labels.go
+	byControl       *boundedVec[int64]
 }
 
 // ValidatePrefix checks a metric name prefix: non-empty, [a-zA-Z_][a-zA-Z0-9_]* (colons are reserved
@@ -130,6 +132,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 		}, []string{"version", "revision", "goversion"}),
 		unknownFields: newUnknownFieldsCounter(name),
 	}
+	m.byAgent, m.byControl = newLabelledVecs(name)
 	// The label values known in advance start at zero so that rates work from the first scrape.
 	for _, reason := range []string{DropBufferFull, DropClosed, DropWriteError} {
 		m.eventsDropped.WithLabelValues(reason)
@@ -142,6 +145,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.evaluations, m.controlMatches, m.evaluatorDur,
 		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.eventsRefused, m.bufferBytes, m.rebuilds, m.buildInfo, m.unknownFields,
+		m.byAgent.vec, m.byControl.vec,
 	)
 	return m, nil
 }
@@ -191,6 +195,7 @@ func (m *Metrics) ObserveResult(res *guard.Result) {
 	for i := range res.Matches {
 		m.controlMatches.WithLabelValues(decisionLabel(res.Matches[i].Action)).Inc()
 	}
+	m.observeControls(res)
 	for _, list := range [][]guard.ControlResult{res.Matches, res.Errors, res.NonMatches} {
 		for i := range list {
 			cr := &list[i]
