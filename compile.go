@@ -227,6 +227,7 @@ func (c *compiler) control(ctl *Control, d *ControlData, prefix string) (cContro
 	}
 	cc := cControl{
 		id:       ctl.ID,
+		version:  ctl.Version,
 		name:     ctl.Name,
 		decision: decision,
 		class:    decisionClass(decision),

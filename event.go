@@ -5,12 +5,15 @@ import "time"
 // Event is an observability record of one control evaluation. Events are records, not references: they
 // are accepted for any agent name and control id.
 type Event struct {
-	ControlExecutionID  string         `json:"control_execution_id"`
-	TraceID             string         `json:"trace_id,omitempty"`
-	SpanID              string         `json:"span_id,omitempty"`
-	AgentName           string         `json:"agent_name"`
-	ControlID           int64          `json:"control_id"`
-	ControlName         string         `json:"control_name"`
+	ControlExecutionID string `json:"control_execution_id"`
+	TraceID            string `json:"trace_id,omitempty"`
+	SpanID             string `json:"span_id,omitempty"`
+	AgentName          string `json:"agent_name"`
+	ControlID          int64  `json:"control_id"`
+	ControlName        string `json:"control_name"`
+	// ControlVersion is the version of the control that was evaluated (0: not known, e.g. an event an
+	// older client posted).
+	ControlVersion      int            `json:"control_version,omitempty"`
 	CheckStage          Stage          `json:"check_stage"`
 	StepType            string         `json:"step_type"`
 	StepName            string         `json:"step_name"`

@@ -246,4 +246,6 @@ type AgentControl struct {
 	Name      string      `json:"name"`
 	Enabled   bool        `json:"enabled"`
 	Control   ControlData `json:"control"`
+	// Version is the control's current version: engines built from the list put it in their events.
+	Version int `json:"version,omitempty"`
 }

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"context"
+
 	"fmt"
+	"github.com/guardrail-control/guard/server/observability"
+	"github.com/guardrail-control/guard/store/storetest"
 	"net/url"
 	"strings"
 	"testing"
@@ -156,5 +160,38 @@ func TestAuditFailedChangeNotRecorded(t *testing.T) {
 	es := auditEntries(ts, "", "")
 	if len(es) != 1 || es[0]["action"] != "control.created" || es[0]["key_name"] != "" {
 		t.Fatalf("trail %v", es)
+	}
+}
+
+// TestEventsCarryControlVersion: the events of an evaluation carry the version of the control that
+// decided, so a change in the audit trail can be matched with the events before and after it.
+func TestEventsCarryControlVersion(t *testing.T) {
+	st := storetest.SQLite(t)
+	rec := observability.NewRecorder(st, observability.RecorderConfig{})
+	t.Cleanup(func() { _ = rec.Close(context.Background()) })
+	ts := newTSOn(t, st, WithObservability(true, rec))
+	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "bot"}, "steps": []any{}})
+	c := ts.ok(201, "PUT", "/api/v1/controls", map[string]any{"name": "c", "data": denyData("drop")})
+	id := fmt.Sprint(c["control_id"])
+	ts.ok(200, "POST", "/api/v1/agents/bot/controls/"+id, nil)
+	eval := func() {
+		ts.ok(200, "POST", "/api/v1/evaluation", map[string]any{"agent_name": "bot", "stage": "pre",
+			"step": map[string]any{"type": "llm", "name": "x", "input": map[string]any{"text": "drop it"}}})
+		if err := rec.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eval()
+	warn := denyData("drop")
+	warn["action"] = map[string]any{"decision": "warn"}
+	v := ts.ok(200, "PUT", "/api/v1/controls/"+id+"/data", map[string]any{"data": warn})["version"]
+	eval()
+	evs := ts.ok(200, "POST", "/api/v1/observability/events/query", map[string]any{})["events"].([]any)
+	if len(evs) != 2 {
+		t.Fatalf("%d events", len(evs))
+	}
+	newest, oldest := evs[0].(map[string]any), evs[1].(map[string]any)
+	if newest["control_version"] != v || oldest["control_version"] != 1.0 || newest["action"] != "warn" {
+		t.Fatalf("events %v / %v, want versions %v and 1", newest, oldest, v)
 	}
 }

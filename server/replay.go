@@ -394,7 +394,7 @@ func (s *Server) replayEngine(acs []guard.AgentControl) *guard.Engine {
 	controls := make([]guard.Control, 0, len(acs))
 	for _, ac := range acs {
 		if ac.Enabled && ac.Control.Enabled {
-			controls = append(controls, guard.Control{ID: ac.ControlID, Name: ac.Name, Data: ac.Control})
+			controls = append(controls, guard.Control{ID: ac.ControlID, Name: ac.Name, Data: ac.Control, Version: ac.Version})
 		}
 	}
 	eng := guard.New(guard.WithRegistry(s.cfg.registry), guard.WithExecution(guard.ExecutionServer, guard.ExecutionSDK))

@@ -33,8 +33,8 @@ type Config struct {
 	MetricsPrefix        string
 	// MetricsMaxAgents and MetricsMaxControls bound the agent and control labels of /metrics.
 	MetricsMaxAgents, MetricsMaxControls int
-	AccessLog            bool
-	Pprof                bool
+	AccessLog                            bool
+	Pprof                                bool
 	// AllowedOrigins (GUARD_ALLOWED_ORIGINS) may call the mutating routes from a browser besides the
 	// server's own origin (server.WithAllowedOrigins checks their form).
 	AllowedOrigins []string
