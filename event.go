@@ -13,7 +13,10 @@ type Event struct {
 	ControlName        string `json:"control_name"`
 	// ControlVersion is the version of the control that was evaluated (0: not known, e.g. an event an
 	// older client posted).
-	ControlVersion      int            `json:"control_version,omitempty"`
+	ControlVersion int `json:"control_version,omitempty"`
+	// KeyName is the name of the API key of the request that evaluated the step or posted the event
+	// (server.KeyName; never the key), "" when authentication is off.
+	KeyName             string         `json:"key_name,omitempty"`
 	CheckStage          Stage          `json:"check_stage"`
 	StepType            string         `json:"step_type"`
 	StepName            string         `json:"step_name"`

@@ -54,6 +54,9 @@ func (s *Server) obsRoutes() []route {
 	if s.auth.scoped {
 		api.Scope, api.AllowsAgent = s.agentScope, KeyAllowsAgent
 	}
+	if s.auth.enabled {
+		api.KeyName = KeyName
+	}
 	rs := []route{
 		{method: "POST", path: apiPrefix + "/observability/events", level: levelRuntime, handler: http.HandlerFunc(api.PostEvents)},
 		{method: "POST", path: apiPrefix + "/observability/events/query", level: levelRuntime, handler: http.HandlerFunc(api.QueryEvents)},
@@ -84,6 +87,7 @@ func (s *Server) afterEvaluation(r *http.Request, agent string, step *guard.Step
 	if s.cfg.obs.enabled && s.cfg.obs.recorder != nil {
 		traceID, spanID := eventTraceIDs(r.Header)
 		events := observability.EventsFromResult(agent, step, stage, res, traceID, spanID, time.Now())
+		setKeyName(r, events)
 		if len(events) > 0 {
 			s.cfg.obs.recorder.Enqueue(events)
 		}
@@ -124,7 +128,20 @@ func (s *Server) evaluateShadow(r *http.Request, eng *guard.Engine, agent string
 	for i := range events {
 		events[i].Shadow = true
 	}
+	setKeyName(r, events)
 	if len(events) > 0 {
 		s.cfg.obs.recorder.Enqueue(events)
+	}
+}
+
+// setKeyName records on an evaluation's events the name of the request's API key (KeyName), so an event
+// says which key's request decided; nothing to do when authentication is off.
+func setKeyName(r *http.Request, events []guard.Event) {
+	name := KeyName(r.Context())
+	if name == "" {
+		return
+	}
+	for i := range events {
+		events[i].KeyName = name
 	}
 }

@@ -21,6 +21,7 @@ import (
 // Everything of bravo-1 carries "bravo" in its name, so that a leak shows as that word in an answer.
 type scopeFixture struct {
 	ts                               *tserver
+	rec                              *observability.Recorder
 	alpha, bravo, shared, unlinked   int64
 	bravoJob                         string
 	globalKey, scopedKey, scopedAdm  string
@@ -59,7 +60,7 @@ func newScopeFixture(t *testing.T) *scopeFixture {
 	t.Cleanup(func() { _ = crec.Close(context.Background()) })
 	ts := newTSOn(t, st, WithAuth(true, nil, nil), WithKeys(keys), WithMetrics(m), WithObservability(true, rec),
 		WithDurableEvents(true), WithCapture(crec), WithPprof(true), WithUI(http.NotFoundHandler()))
-	f := &scopeFixture{ts: ts, globalKey: scopeGlobal, scopedKey: scopeRegular, scopedAdm: scopeAdminText}
+	f := &scopeFixture{ts: ts, rec: rec, globalKey: scopeGlobal, scopedKey: scopeRegular, scopedAdm: scopeAdminText}
 	g := []string{APIKeyHeader, scopeGlobal}
 	for _, a := range []string{"alpha-1", "bravo-1"} {
 		ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": a,
@@ -281,6 +282,9 @@ func TestScopedKeySeesItsOwn(t *testing.T) {
 	ts.ok(200, "PUT", fmt.Sprintf("/api/v1/controls/%d/data", f.unlinked), map[string]any{"data": denyData("q")}, a...)
 	ts.ok(200, "POST", fmt.Sprintf("/api/v1/agents/alpha-1/controls/%d", f.unlinked), nil, a...)
 	ts.ok(200, "DELETE", fmt.Sprintf("/api/v1/agents/alpha-1/controls/%d", f.shared), nil, a...) // changes alpha-1 only
+	if err := f.rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	ev := ts.ok(200, "POST", "/api/v1/observability/events/query", map[string]any{}, k...)
 	if ev["total"].(float64) < 1 {
 		t.Errorf("the scoped key sees no event of its agent: %v", ev)
@@ -289,6 +293,15 @@ func TestScopedKeySeesItsOwn(t *testing.T) {
 		if n := e.(map[string]any)["agent_name"]; n != "alpha-1" {
 			t.Errorf("event of %v", n)
 		}
+	}
+	// Events name the key of the request that evaluated (the fixture's with "ops", the one above with
+	// "alpha-runtime"), never the key itself.
+	keyNames := map[any]bool{}
+	for _, e := range ev["events"].([]any) {
+		keyNames[e.(map[string]any)["key_name"]] = true
+	}
+	if !keyNames["ops"] || !keyNames["alpha-runtime"] || strings.Contains(fmt.Sprint(ev), scopeRegular) {
+		t.Errorf("the events' key names: %v", keyNames)
 	}
 	st := ts.ok(200, "GET", "/api/v1/observability/stats", nil, k...)
 	if ag := st["agents"].([]any); len(ag) != 1 || ag[0].(map[string]any)["agent_name"] != "alpha-1" {

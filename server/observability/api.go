@@ -39,6 +39,8 @@ type API struct {
 	// server sets them from the key (server/scope.go).
 	Scope       func(ctx context.Context) (guard.AgentScope, error)
 	AllowsAgent func(ctx context.Context, agent string) bool
+	// KeyName names the API key of a request (server.KeyName): posted events record it. nil: none.
+	KeyName func(ctx context.Context) string
 }
 
 func (a *API) now() time.Time {

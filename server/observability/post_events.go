@@ -67,6 +67,12 @@ func (a *API) PostEvents(w http.ResponseWriter, r *http.Request) {
 		problem.Write(w, r, a.logger(), err)
 		return
 	}
+	if a.KeyName != nil { // who posted them, whatever the body says
+		name := a.KeyName(r.Context())
+		for i := range events {
+			events[i].KeyName = name
+		}
+	}
 	a.admit(w, r, events)
 }
 
