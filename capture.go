@@ -36,6 +36,7 @@ type CaptureQuery struct {
 	Limit       int
 	MaxBytes    int64
 	NewestFirst bool
+	Scope       AgentScope // only these agents' steps (a scoped key's)
 }
 
 // CaptureStore keeps captured steps in a bounded table. The store package implements it; the server uses

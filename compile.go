@@ -226,6 +226,7 @@ func (c *compiler) control(ctl *Control, d *ControlData, prefix string) (cContro
 	decision := d.Action.Decision
 	cc := cControl{
 		id:       ctl.ID,
+		version:  ctl.Version,
 		name:     ctl.Name,
 		decision: decision,
 		class:    decisionClass(decision),
@@ -289,13 +290,13 @@ func (c *compiler) leaf(n *Condition, field string, cc *cControl, seen map[int32
 	c.next++
 	built, err := bl.b, bl.err
 	if err != nil {
-		ps := buildProblems(field, err)
+		ps := buildProblems(c.cfg.registry, n.Evaluator.Name, field, err)
 		if !c.tolerant {
 			*problems = append(*problems, ps...)
 			return nil
 		}
 		c.degraded = append(c.degraded, ps...)
-		built = unavailableBuilt(n.Evaluator, err)
+		built = unavailableBuilt(c.cfg.registry, n.Evaluator, err)
 	}
 	l := &cLeaf{
 		path:     c.pathID(n.Selector.Path, cc, seen),
@@ -333,11 +334,15 @@ func (c *compiler) pathID(raw string, cc *cControl, seen map[int32]bool) int32 {
 
 // buildProblems reports why the evaluator of the leaf at field could not be built, with the same
 // problems, in the same order, as validation reports them.
-func buildProblems(field string, err error) []Problem {
+func buildProblems(reg *evaluator.Registry, name, field string, err error) []Problem {
 	var ce *evaluator.ConfigError
 	switch {
 	case errors.Is(err, evaluator.ErrUnknownEvaluator):
-		return []Problem{{Field: field + ".evaluator.name", Code: CodeUnknownEvaluator, Message: "is not a registered, available evaluator"}}
+		msg := "is not a registered, available evaluator"
+		if hint := evaluator.MissingHint(reg, name); hint != "" {
+			msg += ": " + hint // which package a Go program evaluating locally must import
+		}
+		return []Problem{{Field: field + ".evaluator.name", Code: CodeUnknownEvaluator, Message: msg}}
 	case errors.As(err, &ce) && len(ce.Problems) > 0:
 		fes := append([]evaluator.FieldError(nil), ce.Problems...)
 		sort.SliceStable(fes, func(i, j int) bool { return fes[i].Field < fes[j].Field })

@@ -31,6 +31,9 @@ type Control struct {
 	ID   int64       `json:"control_id"`
 	Name string      `json:"name"`
 	Data ControlData `json:"data"`
+	// Version is the stored control's version (0 when it has none): results carry it into events, so an
+	// event says which version of the control decided.
+	Version int `json:"version,omitempty"`
 }
 
 // ControlData is the control configuration: scope (when), condition (what and how) and action (decision).

@@ -416,6 +416,7 @@ func (b *resultBuilder) add(c *cControl, o *nodeOut, dur time.Duration) bool {
 	cr := &(*list)[at]
 	cr.ControlExecutionID = b.ids.id()
 	cr.ControlID = c.id
+	cr.ControlVersion = c.version
 	cr.ControlName = c.name
 	cr.Action = c.decision
 	if dur != 0 {

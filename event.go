@@ -5,12 +5,18 @@ import "time"
 // Event is an observability record of one control evaluation. Events are records, not references: they
 // are accepted for any agent name and control id.
 type Event struct {
-	ControlExecutionID  string         `json:"control_execution_id"`
-	TraceID             string         `json:"trace_id,omitempty"`
-	SpanID              string         `json:"span_id,omitempty"`
-	AgentName           string         `json:"agent_name"`
-	ControlID           int64          `json:"control_id"`
-	ControlName         string         `json:"control_name"`
+	ControlExecutionID string `json:"control_execution_id"`
+	TraceID            string `json:"trace_id,omitempty"`
+	SpanID             string `json:"span_id,omitempty"`
+	AgentName          string `json:"agent_name"`
+	ControlID          int64  `json:"control_id"`
+	ControlName        string `json:"control_name"`
+	// ControlVersion is the version of the control that was evaluated (0: not known, e.g. an event an
+	// older client posted).
+	ControlVersion int `json:"control_version,omitempty"`
+	// KeyName is the name of the API key of the request that evaluated the step or posted the event
+	// (server.KeyName; never the key), "" when authentication is off.
+	KeyName             string         `json:"key_name,omitempty"`
 	CheckStage          Stage          `json:"check_stage"`
 	StepType            string         `json:"step_type"`
 	StepName            string         `json:"step_name"`
@@ -44,6 +50,8 @@ type EventQuery struct {
 	EndTime     *time.Time `json:"end_time,omitempty"`
 	Limit       int        `json:"limit"`
 	Offset      int        `json:"offset"`
+	// Scope keeps the events of these agents only (a scoped key's); set by the server, never by the body.
+	Scope AgentScope `json:"-"`
 }
 
 // StatsQuery asks for the statistics of one agent (every agent when AgentName is empty) over
@@ -57,6 +65,8 @@ type StatsQuery struct {
 	// P95 asks for StatsTotals.P95DurationMS (not computed with ControlID): an extra bounded read of the
 	// events, so only callers that show it pay for it.
 	P95 bool
+	// Scope keeps the events of these agents only (a scoped key's), with AgentName or without.
+	Scope AgentScope
 }
 
 // ActionCounts counts matched events by action.

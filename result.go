@@ -32,6 +32,8 @@ type ControlResult struct {
 	EvaluatorName string        `json:"-"` // the first leaf's evaluator
 	SelectorPath  string        `json:"-"` // the first leaf's selector path
 	Duration      time.Duration `json:"-"` // time spent evaluating the condition
+	// ControlVersion is the version of the control that was evaluated (Control.Version), for its event.
+	ControlVersion int `json:"-"`
 }
 
 // EvaluatorResult is the combined outcome of a control's condition.

@@ -60,6 +60,7 @@ type bucket struct {
 // cControl is a compiled control.
 type cControl struct {
 	id          int64
+	version     int
 	name        string
 	decision    Decision
 	class       uint8

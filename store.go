@@ -106,7 +106,10 @@ type ControlPatch struct {
 
 // ControlFilter narrows ListControls; zero fields do not filter.
 type ControlFilter struct {
-	Name     string // substring, case-insensitive
+	Name string // substring, case-insensitive
+	// Scope keeps the controls linked to at least one of its agents, and the unlinked ones (which belong
+	// to no agent): the controls a scoped key may see.
+	Scope    AgentScope
 	Enabled  *bool
 	Tag      string
 	StepType string
@@ -124,8 +127,11 @@ type ControlSummary struct {
 	Stages      []Stage   `json:"stages"`
 	Tags        []string  `json:"tags"`
 	Decision    Decision  `json:"decision"`
-	AgentCount  int       `json:"agent_count"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	// Mode is the control's data.mode: "shadow" for a control evaluated and recorded but never part of a
+	// decision, omitted for an enforcing one (the dashboard marks shadow controls in the list).
+	Mode       Mode      `json:"mode,omitempty"`
+	AgentCount int       `json:"agent_count"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // Version events.
@@ -188,7 +194,8 @@ type AgentSummary struct {
 
 // AgentFilter narrows ListAgents.
 type AgentFilter struct {
-	Name string // substring
+	Name  string     // substring
+	Scope AgentScope // only these agents (a scoped key's)
 }
 
 // StepSchema is a step an agent registers; (Type, Name) is unique within an agent.
@@ -239,4 +246,6 @@ type AgentControl struct {
 	Name      string      `json:"name"`
 	Enabled   bool        `json:"enabled"`
 	Control   ControlData `json:"control"`
+	// Version is the control's current version: engines built from the list put it in their events.
+	Version int `json:"version,omitempty"`
 }

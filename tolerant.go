@@ -53,11 +53,14 @@ type unavailableError string
 func (e unavailableError) Error() string { return string(e) }
 
 // unavailableBuilt stands in for the evaluator of spec, whose build failed with err.
-func unavailableBuilt(spec *EvaluatorSpec, err error) *evaluator.Built {
+func unavailableBuilt(r *evaluator.Registry, spec *EvaluatorSpec, err error) *evaluator.Built {
 	msg := fmt.Sprintf("evaluator %q is not available in this process", spec.Name)
 	var ce *evaluator.ConfigError
 	switch {
 	case errors.Is(err, evaluator.ErrUnknownEvaluator):
+		if hint := evaluator.MissingHint(r, spec.Name); hint != "" {
+			msg += ": " + hint
+		}
 	case errors.As(err, &ce) && len(ce.Problems) > 0:
 		fields := make([]string, len(ce.Problems))
 		for i, fe := range ce.Problems {

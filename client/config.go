@@ -120,7 +120,7 @@ type Config struct {
 	CaptureQueueSize int
 }
 
-// LogConfig holds the logging switches of the client (README, guard's Go client). A nil field takes its environment variable
+// LogConfig holds the logging switches of the client (docs/client.md). A nil field takes its environment variable
 // (GUARD_LOG_ENABLED, GUARD_LOG_SPAN_START, GUARD_LOG_SPAN_END, GUARD_LOG_CONTROL_EVAL), and is true when
 // that is unset. Enabled false silences all logging of the library, whatever the other switches say.
 type LogConfig struct {

@@ -22,6 +22,7 @@ type wireEvent struct {
 	AgentName           string         `json:"agent_name"`
 	ControlID           int64          `json:"control_id"`
 	ControlName         string         `json:"control_name"`
+	ControlVersion      int            `json:"control_version,omitempty"`
 	CheckStage          guard.Stage    `json:"check_stage"`
 	StepType            string         `json:"step_type"`
 	StepName            string         `json:"step_name"`
@@ -177,6 +178,7 @@ func (s *eventSink) appendRecord(buf []wireEvent, r *evalRecord) []wireEvent {
 				AgentName:          r.agent,
 				ControlID:          cr.ControlID,
 				ControlName:        cr.ControlName,
+				ControlVersion:     cr.ControlVersion,
 				CheckStage:         r.stage,
 				StepType:           r.stepType,
 				StepName:           r.stepName,

@@ -61,7 +61,7 @@ func fromAgentControls(acs []guard.AgentControl) []guard.Control {
 		if d.Execution == "" {
 			d.Execution = guard.ExecutionServer
 		}
-		out = append(out, guard.Control{ID: id, Name: ac.Name, Data: d})
+		out = append(out, guard.Control{ID: id, Name: ac.Name, Data: d, Version: ac.Version})
 	}
 	return out
 }

@@ -48,6 +48,7 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		if ce == nil {
 			return // the level is off: no fields built, no key digested
 		}
+		role, keyName := aw.roleOf(s.auth, r)
 		status := aw.status
 		if status == 0 {
 			status = http.StatusOK
@@ -60,7 +61,8 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			zap.Int64("bytes", aw.bytes),
 			zap.String("request_id", w.Header().Get(problem.RequestIDHeader)),
 			zap.String("remote", r.RemoteAddr),
-			zap.String("role", aw.roleOf(s.auth, r)),
+			zap.String("role", role),
+			zap.String("key", keyName),
 		)
 	})
 }
@@ -90,19 +92,19 @@ func methodName(m string) string {
 // roleOf is the role the authentication middleware noted for this request, or, on a route it does not
 // guard (public routes), the role of the request's key worked out here: the key is digested once per
 // request either way.
-func (w *accessWriter) roleOf(a *authenticator, r *http.Request) string {
+func (w *accessWriter) roleOf(a *authenticator, r *http.Request) (role, keyName string) {
 	if w.role != "" {
-		return w.role
+		return w.role, w.keyName
 	}
 	return a.role(r.Header.Get(APIKeyHeader))
 }
 
 // noteRole records on the request's access-log writer, if any, the role the authentication middleware
 // found, so that the access log need not digest the key again. It walks the writers wrapped around it.
-func noteRole(w http.ResponseWriter, role string) {
+func noteRole(w http.ResponseWriter, role, keyName string) {
 	for w != nil {
 		if aw, ok := w.(*accessWriter); ok {
-			aw.role = role
+			aw.role, aw.keyName = role, keyName
 			return
 		}
 		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
@@ -114,27 +116,28 @@ func noteRole(w http.ResponseWriter, role string) {
 }
 
 // role names the kind of key for the access log (roleNone when authentication is off: keys are then not
-// checked, so nothing is known about them). It compares digests like wrap does.
-func (a *authenticator) role(key string) string {
+// checked, so nothing is known about them), with the key's name. It compares digests like wrap does.
+func (a *authenticator) role(key string) (role, keyName string) {
 	if !a.enabled || key == "" {
-		return roleNone
+		return roleNone, ""
 	}
-	kb := digest(key)
-	switch {
-	case match(kb, a.admin):
-		return roleAdmin
-	case match(kb, a.regular):
-		return roleRegular
+	switch e := a.lookup(key); {
+	case e == nil:
+		return roleInvalid, ""
+	case e.admin:
+		return roleAdmin, e.name
+	default:
+		return roleRegular, e.name
 	}
-	return roleInvalid
 }
 
 // accessWriter records the status and the number of body bytes written.
 type accessWriter struct {
 	http.ResponseWriter
-	role   string // noted by the authentication middleware (noteRole); "" on routes it does not guard
-	status int
-	bytes  int64
+	role    string // noted by the authentication middleware (noteRole); "" on routes it does not guard
+	keyName string // the name of the key (KeyName), never the key
+	status  int
+	bytes   int64
 }
 
 func (w *accessWriter) WriteHeader(code int) {

@@ -88,7 +88,7 @@ func TestAccessLogOff(t *testing.T) {
 // TestAuthNotesTheRoleForTheAccessLog: the authentication middleware hands the role it found to the access
 // log's writer through the writers wrapped around it, so the access log does not digest the key again.
 func TestAuthNotesTheRoleForTheAccessLog(t *testing.T) {
-	a, err := newAuthenticator(true, []string{"reg"}, []string{"adm"})
+	a, err := newAuthenticator(true, []string{"reg"}, []string{"adm"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,12 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, invalidParam("name", "invalid", err.Error()))
 		return
 	}
-	agents, info, err := s.store.ListAgents(r.Context(), guard.AgentFilter{Name: name}, pg)
+	sc, err := s.agentScope(r.Context())
+	if err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
+	agents, info, err := s.store.ListAgents(r.Context(), guard.AgentFilter{Name: name, Scope: sc}, pg)
 	if err != nil {
 		s.writeErr(w, r, err)
 		return
@@ -85,6 +90,9 @@ func (s *Server) initAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in, err := validateInitAgent(&req)
+	if err == nil {
+		err = checkAgent(r.Context(), in.Agent.Name, "agent.agent_name")
+	}
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

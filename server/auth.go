@@ -3,8 +3,11 @@ package server
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/guardrail-control/guard/server/problem"
 )
@@ -33,11 +36,12 @@ func (l level) String() string {
 
 // authenticator checks API keys in constant time. Keys are kept as SHA-256 digests so that every
 // comparison is between two 32-byte values: subtle.ConstantTimeCompare returns at once on a length
-// mismatch, which would otherwise tell a caller how long the keys are.
+// mismatch, which would otherwise tell a caller how long the keys are. It is also what lets a key file
+// give a key by its digest (keys.go).
 type authenticator struct {
 	enabled bool
-	regular [][]byte
-	admin   [][]byte
+	keys    []*keyEntry
+	scoped  bool // some key is limited to agents: the routes check scopes (scope.go)
 }
 
 // digest is the form keys are compared in.
@@ -46,35 +50,72 @@ func digest(key string) []byte {
 	return sum[:]
 }
 
-func newAuthenticator(enabled bool, regular, admin []string) (*authenticator, error) {
+func newAuthenticator(enabled bool, regular, admin []string, named []Key) (*authenticator, error) {
 	a := &authenticator{enabled: enabled}
-	for _, k := range regular {
-		if k != "" {
-			a.regular = append(a.regular, digest(k))
+	seen := map[string]bool{}
+	add := func(e *keyEntry) error {
+		if seen[string(e.digest)] {
+			if strings.HasPrefix(e.name, unnamedPrefix+"regular-") {
+				return nil // a key in both lists is an admin key, as before named keys
+			}
+			return fmt.Errorf("server: the key named %q has the same secret as another configured key", e.name)
 		}
+		seen[string(e.digest)] = true
+		a.keys = append(a.keys, e)
+		if e.scope != nil {
+			a.scoped = true
+		}
+		return nil
 	}
+	n := 0
 	for _, k := range admin {
 		if k != "" {
-			a.admin = append(a.admin, digest(k))
+			n++
+			_ = add(&keyEntry{name: fmt.Sprintf("%sadmin-%d", unnamedPrefix, n), digest: digest(k), admin: true})
 		}
 	}
-	if enabled && len(a.regular) == 0 && len(a.admin) == 0 {
-		return nil, errors.New("server: API key authentication is enabled (GUARD_API_KEY_ENABLED=true) but no key is configured: set GUARD_API_KEYS and/or GUARD_ADMIN_API_KEYS")
+	n = 0
+	for _, k := range regular {
+		if k != "" {
+			n++
+			_ = add(&keyEntry{name: fmt.Sprintf("%sregular-%d", unnamedPrefix, n), digest: digest(k)})
+		}
+	}
+	for _, k := range named {
+		d := digest(k.Key)
+		if k.Key == "" {
+			b, err := hex.DecodeString(k.SHA256)
+			if err != nil || len(b) != sha256.Size {
+				return nil, fmt.Errorf("server: the key named %q has no key and no valid sha256", k.Name)
+			}
+			d = b
+		}
+		if err := add(&keyEntry{name: k.Name, digest: d, admin: k.Admin, scope: newKeyScope(k.Agents)}); err != nil {
+			return nil, err
+		}
+	}
+	if enabled && len(a.keys) == 0 {
+		return nil, errors.New("server: API key authentication is enabled (GUARD_API_KEY_ENABLED=true) but no key is configured: set GUARD_API_KEYS, GUARD_ADMIN_API_KEYS and/or GUARD_API_KEYS_FILE")
 	}
 	return a, nil
 }
 
-// match compares key with every configured key without stopping at the first hit, so the time taken does
-// not depend on which key (if any) matched.
-func match(key []byte, keys [][]byte) bool {
-	found := 0
-	for _, k := range keys {
-		found |= subtle.ConstantTimeCompare(key, k)
+// lookup compares the key with every configured key without stopping at the first hit, so the time taken
+// does not depend on which key (if any) matched; nil when none does. Configured digests are distinct, so
+// at most one matches.
+func (a *authenticator) lookup(key string) *keyEntry {
+	kb := sha256.Sum256([]byte(key))
+	found := -1
+	for i, e := range a.keys {
+		found = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(kb[:], e.digest), i, found)
 	}
-	return found == 1
+	if found < 0 {
+		return nil
+	}
+	return a.keys[found]
 }
 
-// wrap guards h with the access level l.
+// wrap guards h with the access level l. The matched key goes into the request's context (KeyName).
 func (a *authenticator) wrap(l level, h http.Handler) http.Handler {
 	if !a.enabled || l == levelPublic {
 		return h
@@ -82,33 +123,27 @@ func (a *authenticator) wrap(l level, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get(APIKeyHeader)
 		if key == "" {
-			noteRole(w, roleNone)
+			noteRole(w, roleNone, "")
 			writeAuthErr(w, r, problem.CodeAuthMissingKey, "an API key is required in the X-API-Key header")
 			return
 		}
-		kb := digest(key)
-		isAdmin := match(kb, a.admin)
-		isRegular := match(kb, a.regular)
+		e := a.lookup(key)
 		switch {
-		case isAdmin:
-			noteRole(w, roleAdmin)
-		case isRegular:
-			noteRole(w, roleRegular)
-		default:
-			noteRole(w, roleInvalid)
-		}
-		switch {
-		case isAdmin:
-		case isRegular && l == levelRuntime:
-		case isRegular:
-			problem.Write(w, r, nil, problem.New(http.StatusForbidden, problem.CodeAuthInsufficient,
-				"this operation needs an admin API key"))
-			return
-		default:
+		case e == nil:
+			noteRole(w, roleInvalid, "")
 			writeAuthErr(w, r, problem.CodeAuthInvalidKey, "the API key is not valid")
 			return
+		case e.admin:
+			noteRole(w, roleAdmin, e.name)
+		default:
+			noteRole(w, roleRegular, e.name)
+			if l != levelRuntime {
+				problem.Write(w, r, nil, problem.New(http.StatusForbidden, problem.CodeAuthInsufficient,
+					"this operation needs an admin API key"))
+				return
+			}
 		}
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), e)))
 	})
 }
 

@@ -22,18 +22,25 @@ func BenchmarkEvaluationHandler(b *testing.B) {
 	for _, bc := range []struct {
 		name            string
 		auth, accessLog bool
+		scoped          bool // the key is a named key limited to agents (keys.go): its scope is checked
 		controls        int
 		otel            bool // a span per request (sampled, child of a traceparent), batched to an exporter that drops it
 		traceparent     bool // the request carries a traceparent (as every request of a traced Go client does)
-	}{{"auth=false", false, false, 10, false, false}, {"auth=true", true, false, 10, false, false}, {"auth=true,accesslog=on", true, true, 10, false, false},
+	}{{"auth=false", false, false, false, 10, false, false}, {"auth=true", true, false, false, 10, false, false},
+		{"auth=true,scoped", true, false, true, 10, false, false}, {"auth=true,accesslog=on", true, true, false, 10, false, false},
 		// Export off, but the caller traces: what "no cost when off" must hold for.
-		{"auth=false,otel=off,traceparent", false, false, 10, false, true},
-		{"auth=false,otel=on", false, false, 10, true, true}, {"auth=false,controls=1000", false, false, 1000, false, false}} {
+		{"auth=false,otel=off,traceparent", false, false, false, 10, false, true},
+		{"auth=false,otel=on", false, false, false, 10, true, true}, {"auth=false,controls=1000", false, false, false, 1000, false, false}} {
 		auth := bc.auth
 		b.Run(bc.name, func(b *testing.B) {
 			var opts []Option
 			if auth {
 				opts = append(opts, WithAuth(true, []string{"regular-key-1", "regular-key-2"}, []string{"admin-key"}))
+			}
+			key := "regular-key-2"
+			if bc.scoped { // a named key given by its digest, limited to a name and a pattern
+				key = "scoped-key"
+				opts = append(opts, WithKeys([]Key{{Name: "bench-team", SHA256: fmt.Sprintf("%x", digest(key)), Agents: []string{"other", "team-*", "bench"}}}))
 			}
 			if bc.accessLog { // the production JSON encoder at info, written to io.Discard
 				enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
@@ -62,7 +69,7 @@ func BenchmarkEvaluationHandler(b *testing.B) {
 			base := httptest.NewRequest("POST", "/api/v1/evaluation", nil)
 			base.Header.Set("Content-Type", "application/json")
 			if auth {
-				base.Header.Set(APIKeyHeader, "regular-key-2")
+				base.Header.Set(APIKeyHeader, key)
 			}
 			base.ContentLength = int64(len(body))
 			if bc.traceparent {

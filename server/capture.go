@@ -55,6 +55,9 @@ func (s *Server) postCapturedSteps(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	items, err := validatePostedSteps(req.Steps)
+	if err == nil {
+		err = checkStepAgents(r.Context(), items)
+	}
 	if err != nil {
 		s.writeErr(w, r, err)
 		return

@@ -39,6 +39,10 @@ func (s *Server) listCapturedSteps(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	if err := checkAgent(r.Context(), q.AgentName, "agent_name"); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
 	if _, err := s.store.AgentRevision(r.Context(), q.AgentName); errors.Is(err, guard.ErrAgentNotFound) {
 		pe := problem.New(http.StatusNotFound, problem.CodeAgentNotFound, "agent not found")
 		pe.Problems = []guard.Problem{{Field: "agent_name", Code: "not_found", Message: "no agent has this name"}}

@@ -21,7 +21,7 @@ func (c *engineCache) compile(agent string, acs []guard.AgentControl) *guard.Eng
 		if !ac.Enabled || !d.Enabled || (d.Execution != "" && d.Execution != guard.ExecutionServer) {
 			continue
 		}
-		controls = append(controls, guard.Control{ID: ac.ControlID, Name: ac.Name, Data: d})
+		controls = append(controls, guard.Control{ID: ac.ControlID, Name: ac.Name, Data: d, Version: ac.Version})
 	}
 	eng := guard.New(guard.WithRegistry(c.reg), guard.WithExecution(guard.ExecutionServer), guard.WithLogger(c.log))
 	err := eng.UpdateTolerant(controls)

@@ -130,6 +130,10 @@ func (s *Server) listControls(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Stage = st
 	}
+	if f.Scope, err = s.agentScope(r.Context()); err != nil {
+		s.writeErr(w, r, err)
+		return
+	}
 	list, info, err := s.store.ListControls(r.Context(), f, pg)
 	if errors.Is(err, guard.ErrBadCursor) {
 		err = invalidParam("cursor", "invalid", "must be a positive integer without leading zeros: the next_cursor of the previous page (the id of its last control)")

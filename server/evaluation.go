@@ -40,6 +40,9 @@ func (s *Server) evaluateTraced(w http.ResponseWriter, r *http.Request, sp trace
 		return
 	}
 	agent, stage, err := validateEvaluation(&req)
+	if err == nil && s.auth.scoped {
+		err = checkAgent(r.Context(), agent, "agent_name")
+	}
 	if err != nil {
 		s.failEvaluation(w, r, sp, err)
 		return

@@ -72,6 +72,12 @@ func (s *Server) obsRoutes() []route {
 			api.ReadWait = -1 // no wait
 		}
 	}
+	if s.auth.scoped {
+		api.Scope, api.AllowsAgent = s.agentScope, KeyAllowsAgent
+	}
+	if s.auth.enabled {
+		api.KeyName = KeyName
+	}
 	rs := []route{
 		{method: "POST", path: apiPrefix + "/observability/events", level: levelRuntime, handler: http.HandlerFunc(api.PostEvents)},
 		{method: "POST", path: apiPrefix + "/observability/events/query", level: levelRuntime, handler: http.HandlerFunc(api.QueryEvents)},
@@ -97,6 +103,7 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 func (s *Server) afterEvaluation(r *http.Request, agent string, step *guard.Step, stage guard.Stage, res *guard.Result) {
 	if m := s.cfg.obs.metrics; m != nil {
 		m.ObserveEvaluation(res.Decision)
+		m.ObserveAgentEvaluation(agent, res.Decision)
 		m.ObserveResult(res)
 	}
 	if s.cfg.obs.enabled && s.cfg.obs.recorder != nil {
@@ -105,6 +112,7 @@ func (s *Server) afterEvaluation(r *http.Request, agent string, step *guard.Step
 			traceID, spanID = newTraceIDs()
 		}
 		events := observability.EventsFromResult(agent, step, stage, res, traceID, spanID, time.Now())
+		setKeyName(r, events)
 		if len(events) > 0 {
 			s.cfg.obs.recorder.Enqueue(events)
 		}
@@ -164,6 +172,7 @@ func (s *Server) evaluateShadow(ctx context.Context, r *http.Request, eng *guard
 	for i := range events {
 		events[i].Shadow = true
 	}
+	setKeyName(r, events)
 	if len(events) > 0 {
 		s.cfg.obs.recorder.Enqueue(events)
 	}
@@ -179,4 +188,16 @@ func shadowOutcome(res *guard.Result) string {
 		}
 	}
 	return observability.ShadowComplete
+}
+
+// setKeyName records on an evaluation's events the name of the request's API key (KeyName), so an event
+// says which key's request decided; nothing to do when authentication is off.
+func setKeyName(r *http.Request, events []guard.Event) {
+	name := KeyName(r.Context())
+	if name == "" {
+		return
+	}
+	for i := range events {
+		events[i].KeyName = name
+	}
 }

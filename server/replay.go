@@ -97,6 +97,9 @@ func (s *Server) replayControls(w http.ResponseWriter, r *http.Request) {
 // getReplayJob is GET /api/v1/controls/replay/jobs/{job_id}: the job's progress, and its result once done.
 func (s *Server) getReplayJob(w http.ResponseWriter, r *http.Request) {
 	job := s.replays().get(r.PathValue("job_id"))
+	if job != nil && !jobInScope(r.Context(), job) {
+		job = nil // a scoped key sees the jobs of its agents only
+	}
 	if job == nil {
 		s.writeErr(w, r, problem.New(http.StatusNotFound, problem.CodeNotFound,
 			"no such replay job (jobs are kept in memory for 15 minutes after they end)"))
@@ -158,6 +161,9 @@ func (s *Server) parseReplay(r *http.Request) (*replayPlan, error) {
 	}
 	if !plan.start.Before(plan.end) {
 		add("start_time", "range", "must be before end_time")
+	}
+	if err := s.checkReplayScope(r.Context(), plan.agent, req.Controls); err != nil {
+		return nil, err
 	}
 	draft, dprobs, err := s.resolveDraft(r.Context(), req.Controls)
 	if err != nil {
@@ -401,7 +407,7 @@ func (s *Server) replayEngine(acs []guard.AgentControl) *guard.Engine {
 	controls := make([]guard.Control, 0, len(acs))
 	for _, ac := range acs {
 		if ac.Enabled && ac.Control.Enabled {
-			controls = append(controls, guard.Control{ID: ac.ControlID, Name: ac.Name, Data: ac.Control})
+			controls = append(controls, guard.Control{ID: ac.ControlID, Name: ac.Name, Data: ac.Control, Version: ac.Version})
 		}
 	}
 	eng := guard.New(guard.WithRegistry(s.cfg.registry), guard.WithExecution(guard.ExecutionServer, guard.ExecutionSDK))

@@ -48,6 +48,7 @@ func WithReplaySyncWait(d time.Duration) Option {
 
 type replayJob struct {
 	id        string
+	agent     string // the replayed agent, "" for every agent: who may read the job (jobInScope)
 	created   time.Time
 	total     atomic.Int64
 	doneSteps atomic.Int64
@@ -94,7 +95,7 @@ func (s *Server) replays() *replayJobs { return s.jobs }
 func (js *replayJobs) start(plan *replayPlan, run func(context.Context, *replayPlan, *replayJob) (*guard.ReplayResult, error)) (*replayJob, error) {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
-	job := &replayJob{id: hex.EncodeToString(b[:]), created: time.Now(), done: make(chan struct{})}
+	job := &replayJob{id: hex.EncodeToString(b[:]), created: time.Now(), done: make(chan struct{}), agent: plan.agent}
 	js.mu.Lock()
 	js.expireLocked()
 	if js.running >= maxReplayJobs {

@@ -81,6 +81,7 @@ func (s *Server) routes() []route {
 		f("", apiPrefix+"/control-bindings", levelPublic, s.controlBindingsGone),
 		f("", apiPrefix+"/control-bindings/", levelPublic, s.controlBindingsGone),
 	}
+	rs = append(rs, s.auditRoutes()...)
 	rs = append(rs, s.obsRoutes()...)
 	rs = append(rs, s.pprofRoutes()...)
 	if s.cfg.ui != nil {

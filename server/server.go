@@ -55,6 +55,7 @@ type config struct {
 	authEnabled  bool
 	regularKeys  []string
 	adminKeys    []string
+	namedKeys    []Key // WithKeys (keys.go)
 	bodyLimit    int64
 	version      string
 	registry     *evaluator.Registry
@@ -142,9 +143,12 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 	if cfg.evalTimeout <= 0 {
 		return nil, errors.New("server: the evaluation timeout must be positive")
 	}
-	auth, err := newAuthenticator(cfg.authEnabled, cfg.regularKeys, cfg.adminKeys)
+	auth, err := newAuthenticator(cfg.authEnabled, cfg.regularKeys, cfg.adminKeys, cfg.namedKeys)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := st.(scopeStore); auth.scoped && !ok {
+		return nil, errors.New("server: a key is limited to agents but the store cannot say which agents a control is linked to")
 	}
 	xsite, err := newCrossSite(cfg.listenAddr, cfg.allowedOrigins)
 	if err != nil {
@@ -170,8 +174,8 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 	for _, rt := range s.routes() {
 		// Host and Origin first (a cross-site request is refused whatever its key), then the key, then the
 		// body's media type.
-		h := s.crossSiteInner(rt.method, rt.handler)
-		s.mux.Handle(rt.pattern(), s.crossSiteOuter(rt.method, s.auth.wrap(rt.level, h)))
+		h := s.audited(rt, s.crossSiteInner(rt.method, rt.handler))
+		s.mux.Handle(rt.pattern(), s.crossSiteOuter(rt.method, s.auth.wrap(rt.level, s.scopeRoute(rt, h))))
 	}
 	s.handler = s.middleware(http.HandlerFunc(s.dispatch))
 

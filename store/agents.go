@@ -172,6 +172,9 @@ func (s *Store) ListAgents(ctx context.Context, f guard.AgentFilter, page guard.
 		}
 		cond, args = s.contains(`a.name`), append(args, clean(text))
 	}
+	if sc, scArgs := scopeCond(`a.name`, f.Scope); sc != "" {
+		cond, args = cond+` AND `+sc, append(args, scArgs...)
+	}
 	var total int
 	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM agents a WHERE `+cond), args...); err != nil {
 		return nil, guard.PageInfo{}, mapErr(err)

@@ -89,6 +89,9 @@ func (s *Store) CapturedSteps(ctx context.Context, q guard.CaptureQuery) ([]guar
 		where = append(where, "agent_name = ?")
 		args = append(args, q.AgentName)
 	}
+	if sc, scArgs := scopeCond("agent_name", q.Scope); sc != "" {
+		where, args = append(where, sc), append(args, scArgs...)
+	}
 	for _, f := range []struct{ col, v string }{{"step_type", q.StepType}, {"step_name", q.StepName}, {"stage", string(q.Stage)}} {
 		if f.v != "" {
 			where = append(where, f.col+" = ?")

@@ -34,6 +34,9 @@ func (s *Store) ListControls(ctx context.Context, f guard.ControlFilter, page gu
 		where = append(where, `(c.stages_key IS NULL OR `+s.contains(`c.stages_key`)+`)`)
 		args = append(args, listKey([]string{clean(string(f.Stage))}))
 	}
+	if sc, scArgs := controlScopeCond(f.Scope); sc != "" {
+		where, args = append(where, sc), append(args, scArgs...)
+	}
 	cond := strings.Join(where, ` AND `)
 	var total int
 	if err := s.r.GetContext(ctx, &total, s.q(`SELECT COUNT(*) FROM controls c WHERE `+cond), args...); err != nil {
@@ -68,6 +71,9 @@ func (s *Store) ListControls(ctx context.Context, f guard.ControlFilter, page gu
 		}
 		if d != nil {
 			sum.Description, sum.Execution, sum.Decision = d.Description, d.Execution, d.Action.Decision
+			if d.Mode == guard.ModeShadow {
+				sum.Mode = d.Mode
+			}
 			// nil scope lists stay nil (JSON null): the control does not restrict them.
 			sum.StepTypes, sum.Stages = d.Scope.StepTypes, d.Scope.Stages
 			if d.Tags != nil {

@@ -15,11 +15,12 @@ import (
 )
 
 const eventCols = `control_execution_id, trace_id, span_id, agent_name, control_id, control_name, check_stage, step_type,
-	step_name, action, matched, confidence, ts, duration_ms, evaluator_name, selector_path, error_message, source, metadata, shadow`
+	step_name, action, matched, confidence, ts, duration_ms, evaluator_name, selector_path, error_message, source, metadata, shadow,
+	control_version, key_name`
 
 const (
-	eventColCount = 20
-	// eventChunk rows per INSERT: 500 * 20 = 10,000 parameters, far below SQLite's 32,766 and
+	eventColCount = 22
+	// eventChunk rows per INSERT: 500 * 22 = 11,000 parameters, far below SQLite's 32,766 and
 	// PostgreSQL's 65,535.
 	eventChunk = 500
 	// Query limits of POST /observability/events/query.
@@ -203,7 +204,7 @@ func appendEventArgs(args []any, e *guard.Event, id string, ts int64) ([]any, er
 	}
 	return append(args, clean(id), clean(e.TraceID), clean(e.SpanID), clean(e.AgentName), e.ControlID, clean(e.ControlName),
 		clean(string(e.CheckStage)), clean(e.StepType), clean(e.StepName), clean(string(e.Action)), e.Matched, conf,
-		ts, dur, clean(e.EvaluatorName), clean(e.SelectorPath), clean(e.ErrorMessage), clean(e.Source), md, e.Shadow), nil
+		ts, dur, clean(e.EvaluatorName), clean(e.SelectorPath), clean(e.ErrorMessage), clean(e.Source), md, e.Shadow, e.ControlVersion, clean(e.KeyName)), nil
 }
 
 type eventRow struct {
@@ -228,6 +229,8 @@ type eventRow struct {
 	Source             string          `db:"source"`
 	Metadata           []byte          `db:"metadata"`
 	Shadow             bool            `db:"shadow"`
+	ControlVersion     int             `db:"control_version"`
+	KeyName            string          `db:"key_name"`
 }
 
 func (r *eventRow) event() (guard.Event, error) {
@@ -235,7 +238,7 @@ func (r *eventRow) event() (guard.Event, error) {
 		ControlID: r.ControlID, ControlName: r.ControlName, CheckStage: guard.Stage(r.CheckStage), StepType: r.StepType,
 		StepName: r.StepName, Action: guard.Decision(r.Action), Matched: r.Matched, Confidence: r.Confidence,
 		Timestamp: toTime(r.TS), EvaluatorName: r.EvaluatorName, SelectorPath: r.SelectorPath,
-		ErrorMessage: r.ErrorMessage, Source: r.Source, Shadow: r.Shadow}
+		ErrorMessage: r.ErrorMessage, Source: r.Source, Shadow: r.Shadow, ControlVersion: r.ControlVersion, KeyName: r.KeyName}
 	// Rows written before the server checked these numbers may hold infinities (PostgreSQL also NaN):
 	// they are left out, so that the event can still be encoded as JSON.
 	if d := r.DurationMS.Float64; r.DurationMS.Valid && !math.IsNaN(d) && !math.IsInf(d, 0) {
@@ -257,6 +260,9 @@ func eventWhere(q *guard.EventQuery) (string, []any) {
 	}
 	if q.AgentName != "" {
 		where, args = append(where, `agent_name = ?`), append(args, clean(q.AgentName))
+	}
+	if sc, scArgs := scopeCond(`agent_name`, q.Scope); sc != "" {
+		where, args = append(where, sc), append(args, scArgs...)
 	}
 	if len(q.ControlIDs) > 0 {
 		where = append(where, in(`control_id`, len(q.ControlIDs)))

@@ -73,7 +73,7 @@ func (s *Store) AgentControls(ctx context.Context, agentName string) ([]guard.Ag
 	if err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT a.revision, c.id, c.name, c.enabled, c.data FROM agents a
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT a.revision, c.id, c.name, c.enabled, c.data, c.version FROM agents a
 		LEFT JOIN agent_controls l ON l.agent_id = a.id
 		LEFT JOIN controls c ON c.id = l.control_id AND c.deleted_at IS NULL AND c.data IS NOT NULL
 		WHERE a.name = ? ORDER BY c.id`), key)
@@ -92,8 +92,9 @@ func (s *Store) AgentControls(ctx context.Context, agentName string) ([]guard.Ag
 			name    sql.NullString
 			enabled sql.NullBool
 			data    []byte
+			version sql.NullInt64
 		)
-		if err := rows.Scan(&rev, &id, &name, &enabled, &data); err != nil {
+		if err := rows.Scan(&rev, &id, &name, &enabled, &data, &version); err != nil {
 			return nil, 0, mapErr(err)
 		}
 		found = true
@@ -104,7 +105,8 @@ func (s *Store) AgentControls(ctx context.Context, agentName string) ([]guard.Ag
 		if err != nil {
 			return nil, 0, err
 		}
-		out = append(out, guard.AgentControl{ID: id.Int64, ControlID: id.Int64, Name: name.String, Enabled: enabled.Bool, Control: *d})
+		out = append(out, guard.AgentControl{ID: id.Int64, ControlID: id.Int64, Name: name.String, Enabled: enabled.Bool, Control: *d,
+			Version: int(version.Int64)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, mapErr(err)

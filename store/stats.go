@@ -138,6 +138,10 @@ func (s *Store) statsRows(ctx context.Context, rows *[]statsRow, query string, w
 		query += ` AND agent_name IN (SELECT DISTINCT agent_name FROM event_rollups WHERE minute >= ? AND minute < ?)`
 		args = append(args, a, b)
 	}
+	if sc, scArgs := scopeCond(`agent_name`, q.Scope); sc != "" {
+		query += ` AND ` + sc
+		args = append(args, scArgs...)
+	}
 	if q.ControlID != nil {
 		query += ` AND control_id = ?`
 		args = append(args, *q.ControlID)

@@ -49,6 +49,10 @@ func (s *Store) p95(ctx context.Context, q guard.StatsQuery, t *guard.StatsTotal
 		query += ` AND agent_name = ?`
 		args = append(args, clean(q.AgentName))
 	}
+	if sc, scArgs := scopeCond(`agent_name`, q.Scope); sc != "" {
+		query += ` AND ` + sc
+		args = append(args, scArgs...)
+	}
 	query += ` AND duration_ms >= 0 AND duration_ms <= ` + maxDuration + ` ORDER BY ts DESC LIMIT ` + strconv.Itoa(guard.MaxP95Sample)
 	var ds []float64
 	if err := s.r.SelectContext(ctx, &ds, s.q(query), args...); err != nil {

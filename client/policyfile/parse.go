@@ -285,23 +285,29 @@ func (d *docParser) control(raw json.RawMessage, at string) {
 	}
 	var c Control
 	c.File = d.file
+	// A bad name is one problem among the others of the control: the rest is still checked, so that a
+	// file's every problem is reported at once. Such a control is not kept (nothing can refer to it).
+	label, keep := "", true
 	if err := json.Unmarshal(obj["name"], &c.Name); err != nil || isNull(obj["name"]) {
 		d.add("", at+".name", "is required and must be a string")
-		return
-	}
-	if err := guard.ValidateControlName(c.Name); err != nil {
+		keep = false
+	} else if err := guard.ValidateControlName(c.Name); err != nil {
 		d.add("", at+".name", err.Error())
-		return
+		keep = false
+	} else {
+		label = c.Name
 	}
 	if v, ok := obj["id"]; ok && !isNull(v) {
 		if err := json.Unmarshal(v, &c.ID); err != nil || c.ID <= 0 {
-			d.add(c.Name, at+".id", "must be a positive integer")
+			d.add(label, at+".id", "must be a positive integer")
 		}
 	}
 	data, ok := obj["data"]
 	if !ok || isNull(data) {
-		d.add(c.Name, at+".data", "is required")
-		d.pol.Controls = append(d.pol.Controls, c)
+		d.add(label, at+".data", "is required")
+		if keep {
+			d.pol.Controls = append(d.pol.Controls, c)
+		}
 		return
 	}
 	vopts := []guard.ValidateOption{guard.WithValidationRegistry(d.registry())}
@@ -312,15 +318,17 @@ func (d *docParser) control(raw json.RawMessage, at string) {
 	if err != nil {
 		var ve *guard.ValidationError
 		if !errors.As(err, &ve) {
-			d.add(c.Name, at+".data", err.Error())
+			d.add(label, at+".data", err.Error())
 		} else {
 			for _, p := range ve.WithPrefix(at + ".data").Problems {
-				d.add(c.Name, p.Field, p.Message)
+				d.add(label, p.Field, p.Message)
 			}
 		}
 	}
 	c.Data = cd
-	d.pol.Controls = append(d.pol.Controls, c)
+	if keep {
+		d.pol.Controls = append(d.pol.Controls, c)
+	}
 }
 
 func (d *docParser) registry() *evaluator.Registry {
@@ -336,14 +344,15 @@ func (d *docParser) agent(raw json.RawMessage, at string) {
 		return
 	}
 	var name string
+	keep := true // a bad name is reported with the agent's other problems; the agent is not kept
 	if err := json.Unmarshal(obj["name"], &name); err != nil || isNull(obj["name"]) {
 		d.add("", at+".name", "is required and must be a string")
-		return
+		keep = false
 	}
 	norm, err := guard.NormalizeAgentName(name)
-	if err != nil {
+	if keep && err != nil {
 		d.add("", at+".name", err.Error())
-		return
+		keep = false
 	}
 	a := Agent{File: d.file, Name: norm, Controls: []string{}}
 	if v, ok := obj["controls"]; ok && !isNull(v) {
@@ -358,7 +367,9 @@ func (d *docParser) agent(raw json.RawMessage, at string) {
 		}
 		seen[n] = true
 	}
-	d.pol.Agents = append(d.pol.Agents, a)
+	if keep {
+		d.pol.Agents = append(d.pol.Agents, a)
+	}
 }
 
 func (d *docParser) test(raw json.RawMessage, at string) {

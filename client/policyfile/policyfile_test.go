@@ -92,6 +92,15 @@ func TestParseProblems(t *testing.T) {
 		{"bad data, every problem", "controls:\n  - name: a\n    data: {condition: {selector: {path: input}, evaluator: {name: regex, config: {pattern: '('}}}, action: {decision: nope}}\n",
 			nil},
 		{"bad name", "controls:\n  - {name: 'a b', data: {condition: " + leaf + ", action: {decision: deny}}}\n", nil},
+		// A bad name hides none of the control's other problems, nor the agent's (issue 26).
+		{"bad name and every other problem", "controls:\n  - {name: 'a b', id: -1, data: {condition: {selector: {path: input}, evaluator: {name: regex, config: {pattern: '('}}}, action: {decision: nope}}}\n" +
+			"agents:\n  - {name: 'B@D', controls: [x, x]}\n", []string{
+			`f.yaml: controls.0.name: may contain only letters, digits, '_' and '-'`,
+			`f.yaml: controls.0.id: must be a positive integer`,
+			`f.yaml: controls.0.data.condition.evaluator.config.pattern: is not a valid regular expression: missing closing )`,
+			`f.yaml: controls.0.data.action.decision: must be one of allow, deny, steer, warn, log, observe`,
+			`f.yaml: agents.0.name: may contain only ASCII letters, digits, '.', '_', ':' and '-'`,
+			`f.yaml: control "x": agents.0.controls.1: is listed twice`}},
 		{"duplicate control", "controls:\n  - {name: a, data: {condition: " + leaf + ", action: {decision: deny}}}\n  - {name: a, data: {condition: " + leaf + ", action: {decision: deny}}}\n",
 			[]string{`f.yaml: control "a": is defined twice (first in f.yaml)`}},
 		{"agent links unknown control", "agents:\n  - {name: bot, controls: [missing]}\n",

@@ -10,25 +10,32 @@ import (
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator/promptclassifier"
 	"github.com/guardrail-control/guard/evaluator/toxicity"
+	"github.com/guardrail-control/guard/server"
 	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/tracing"
 )
 
 // Config is the service configuration read from the environment (docs/operations.md, "Environment").
 type Config struct {
-	DatabaseURL          string
-	Host                 string
-	Port                 int
-	Debug                bool
-	AuthEnabled          bool
-	APIKeys              []string
-	AdminAPIKeys         []string
+	DatabaseURL  string
+	Host         string
+	Port         int
+	Debug        bool
+	AuthEnabled  bool
+	APIKeys      []string
+	AdminAPIKeys []string
+	// APIKeysFile is GUARD_API_KEYS_FILE, a file of named and scoped keys (docs/operations.md); NamedKeys
+	// are its keys, read when the configuration is loaded.
+	APIKeysFile          string
+	NamedKeys            []server.Key
 	ObservabilityEnabled bool
 	FlushInterval        time.Duration
 	RetentionDays        int
 	MetricsPrefix        string
-	AccessLog            bool
-	Pprof                bool
+	// MetricsMaxAgents and MetricsMaxControls bound the agent and control labels of /metrics.
+	MetricsMaxAgents, MetricsMaxControls int
+	AccessLog                            bool
+	Pprof                                bool
 	// AllowedOrigins (GUARD_ALLOWED_ORIGINS) may call the mutating routes from a browser besides the
 	// server's own origin (server.WithAllowedOrigins checks their form).
 	AllowedOrigins []string
@@ -109,6 +116,8 @@ var envVars = []envVar{
 		set: func(c *Config, v string) string { c.APIKeys = splitList(v); return "" }},
 	{name: "GUARD_ADMIN_API_KEYS", desc: "comma-separated admin keys: every route",
 		set: func(c *Config, v string) string { c.AdminAPIKeys = splitList(v); return "" }},
+	{name: "GUARD_API_KEYS_FILE", desc: "a JSON file of named keys, by plaintext or SHA-256, admin or not, limited to agents or not (docs/operations.md)",
+		set: func(c *Config, v string) string { c.APIKeysFile = v; return "" }},
 	{name: "GUARD_ALLOWED_ORIGINS", desc: "comma-separated origins (scheme://host[:port]) whose pages may call the mutating routes",
 		set: func(c *Config, v string) string { c.AllowedOrigins = splitList(v); return "" }},
 	{name: "GUARD_ACCESS_LOG", def: "true", desc: "log one line per request (info; /health, /ready and /metrics at debug)",
@@ -212,6 +221,10 @@ var envVars = []envVar{
 		}},
 	{name: "PROMETHEUS_METRICS_PREFIX", def: "guard", desc: "prefix of guard's own metric names at /metrics",
 		set: func(c *Config, v string) string { c.MetricsPrefix = v; return "" }},
+	{name: "GUARD_METRICS_MAX_AGENTS", def: "100", desc: "agents with series of their own in the per-agent metrics; the others are counted as agent=\"_other\"",
+		set: func(c *Config, v string) string { return labelBound(&c.MetricsMaxAgents, v) }},
+	{name: "GUARD_METRICS_MAX_CONTROLS", def: "500", desc: "controls with series of their own in the per-control metrics; the others are counted as control_id=\"_other\"",
+		set: func(c *Config, v string) string { return labelBound(&c.MetricsMaxControls, v) }},
 	{name: toxicity.EnvAPIKey, desc: "bearer token of the moderation service; enables the ext.toxicity evaluator",
 		set: func(c *Config, v string) string { c.Ext.APIKey = v; return "" }},
 	{name: toxicity.EnvAPIURL, defText: toxicity.DefaultURL, desc: "the moderation endpoint (any OpenAI-compatible one)",
@@ -326,8 +339,15 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if want := c.OTel.check(); want != "" {
 		errs = append(errs, want)
 	}
-	if c.AuthEnabled && len(c.APIKeys) == 0 && len(c.AdminAPIKeys) == 0 {
-		errs = append(errs, "GUARD_API_KEY_ENABLED is true but neither GUARD_API_KEYS nor GUARD_ADMIN_API_KEYS holds a key")
+	if c.APIKeysFile != "" {
+		keys, err := readKeyFile(c.APIKeysFile)
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		c.NamedKeys = keys
+	}
+	if c.AuthEnabled && len(c.APIKeys) == 0 && len(c.AdminAPIKeys) == 0 && len(c.NamedKeys) == 0 {
+		errs = append(errs, "GUARD_API_KEY_ENABLED is true but none of GUARD_API_KEYS, GUARD_ADMIN_API_KEYS and GUARD_API_KEYS_FILE holds a key")
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
@@ -371,4 +391,14 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// labelBound reads a metrics label bound: 1 to 100000 (each value is a few series in every scrape).
+func labelBound(dst *int, v string) string {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 100000 {
+		return "a whole number from 1 to 100000"
+	}
+	*dst = n
+	return ""
 }

@@ -287,6 +287,11 @@ func TestDeployKubernetes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The Secret is in a file of its own: applying kubernetes.yaml again must never overwrite the real one.
+	sb, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "kubernetes-secret.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	objs := map[string]k8sObject{}
 	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(b), -1) {
 		var o k8sObject
@@ -295,9 +300,19 @@ func TestDeployKubernetes(t *testing.T) {
 		}
 		objs[o.Kind] = o
 	}
-	secret, dep, svc := objs["Secret"], objs["Deployment"], objs["Service"]
-	if dep.Kind == "" || secret.Kind == "" || svc.Kind == "" {
-		t.Fatalf("kubernetes.yaml needs a Secret, a Deployment and a Service; has %v", objs)
+	if _, ok := objs["Secret"]; ok {
+		t.Fatal("kubernetes.yaml holds a Secret: `kubectl apply -f` would overwrite the one created with kubectl create secret")
+	}
+	var secret k8sObject
+	if err := yaml.Unmarshal(sb, &secret); err != nil || secret.Kind != "Secret" {
+		t.Fatalf("kubernetes-secret.example.yaml: %v (kind %q)", err, secret.Kind)
+	}
+	if !strings.Contains(string(b), "kubectl create secret generic "+secret.Metadata.Name) {
+		t.Errorf("kubernetes.yaml's header does not say how to create the Secret %s", secret.Metadata.Name)
+	}
+	dep, svc := objs["Deployment"], objs["Service"]
+	if dep.Kind == "" || svc.Kind == "" {
+		t.Fatalf("kubernetes.yaml needs a Deployment and a Service; has %v", objs)
 	}
 	if !strings.HasPrefix(secret.StringData["DATABASE_URL"], "postgres://") {
 		t.Errorf("the Secret's DATABASE_URL is not a PostgreSQL URL")
@@ -390,6 +405,23 @@ func TestDeploySystemd(t *testing.T) {
 	}
 	if execs != 2 {
 		t.Errorf("guard.service: %d guard commands, want ExecStartPre (migrate) and ExecStart (serve)", execs)
+	}
+	// The sandboxing, as systemd rates it, when systemd-analyze is there (the install steps' mkdir too).
+	if !strings.Contains(string(b), "install -d -m 0755 /etc/guard") {
+		t.Error("guard.service's install steps do not create /etc/guard before installing guard.env into it")
+	}
+	if sa, err := exec.LookPath("systemd-analyze"); err == nil {
+		unit := filepath.Join(t.TempDir(), "guard.service")
+		if err := os.WriteFile(unit, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := exec.Command(sa, "security", "--offline=yes", unit).CombinedOutput()
+		m := regexp.MustCompile(`Overall exposure level for guard.service: ([0-9.]+)`).FindSubmatch(out)
+		if m == nil {
+			t.Logf("systemd-analyze gave no exposure level (too old for --offline?):\n%s", out)
+		} else if v, _ := strconv.ParseFloat(string(m[1]), 64); v > 2.0 {
+			t.Errorf("systemd-analyze security rates guard.service %s, want at most 2.0 (OK)", m[1])
+		}
 	}
 	env, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "guard.env.example"))
 	if err != nil {

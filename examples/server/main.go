@@ -182,6 +182,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 	if err != nil {
 		return fmt.Errorf("PROMETHEUS_METRICS_PREFIX: %w", err)
 	}
+	metrics.SetLabelBounds(cfg.MetricsMaxAgents, cfg.MetricsMaxControls)
 	b := currentBuild()
 	metrics.SetBuildInfo(b.Version, b.Commit, b.GoVersion)
 	// Deferred calls run in reverse: the HTTP server drains first (below), then the pruner and the policy
@@ -231,6 +232,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithLogger(logger),
 		server.WithVersion(version),
 		server.WithAuth(cfg.AuthEnabled, cfg.APIKeys, cfg.AdminAPIKeys),
+		server.WithKeys(cfg.NamedKeys),
 		server.WithMetrics(metrics),
 		server.WithObservability(cfg.ObservabilityEnabled, rec),
 		server.WithDurableEvents(cfg.ObservabilityDurable),

@@ -62,7 +62,7 @@ func expectGuard(t *testing.T, env []string, wantCode int, want []string, args .
 	return stdout
 }
 
-// The README's "Policy as code" walk-through against a real server process: validate and test offline,
+// The "Policy as code" walk-through (docs/writing-controls.md, once the README's) against a real server process: validate and test offline,
 // apply, change the file, diff, apply again, export, prune; with the exit statuses, idempotence and the
 // messages for a missing or insufficient key and an unreachable server.
 func TestPolicyAsCodeEndToEnd(t *testing.T) {

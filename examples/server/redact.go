@@ -30,6 +30,15 @@ func secretValues(getenv func(string) string) []string {
 	for _, name := range []string{"GUARD_API_KEYS", "GUARD_ADMIN_API_KEYS", "EXT_API_KEY"} {
 		out = append(out, splitList(getenv(name))...)
 	}
+	if f := getenv("GUARD_API_KEYS_FILE"); f != "" {
+		if keys, err := readKeyFile(f); err == nil {
+			for _, k := range keys {
+				if k.Key != "" {
+					out = append(out, k.Key)
+				}
+			}
+		}
+	}
 	return out
 }
 

@@ -5,6 +5,7 @@
 package observability
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -38,6 +39,12 @@ type API struct {
 	Metrics  *Metrics
 	Logger   *zap.Logger
 	Now      func() time.Time // nil: time.Now
+	// Scope and AllowsAgent limit a request to the agents its API key reaches (nil: every agent); the
+	// server sets them from the key (server/scope.go).
+	Scope       func(ctx context.Context) (guard.AgentScope, error)
+	AllowsAgent func(ctx context.Context, agent string) bool
+	// KeyName names the API key of a request (server.KeyName): posted events record it. nil: none.
+	KeyName func(ctx context.Context) string
 }
 
 func (a *API) now() time.Time {

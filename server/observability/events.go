@@ -42,6 +42,7 @@ func EventsFromResult(agentName string, step *guard.Step, stage guard.Stage, res
 				AgentName:          agentName,
 				ControlID:          cr.ControlID,
 				ControlName:        cr.ControlName,
+				ControlVersion:     cr.ControlVersion,
 				CheckStage:         stage,
 				StepType:           stepType,
 				StepName:           stepName,

@@ -50,6 +50,8 @@ type Metrics struct {
 	buildInfo       *prometheus.GaugeVec
 	unknownFields   *prometheus.CounterVec
 	shadowEvals     *prometheus.CounterVec
+	byAgent         *boundedVec[string] // metrics_labels.go
+	byControl       *boundedVec[int64]
 }
 
 // ValidatePrefix checks a metric name prefix: non-empty, [a-zA-Z_][a-zA-Z0-9_]* (colons are reserved
@@ -132,6 +134,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 		unknownFields: newUnknownFieldsCounter(name),
 		shadowEvals:   newShadowCounter(name),
 	}
+	m.byAgent, m.byControl = newLabelledVecs(name)
 	// The label values known in advance start at zero so that rates work from the first scrape.
 	for _, reason := range []string{DropBufferFull, DropClosed, DropWriteError} {
 		m.eventsDropped.WithLabelValues(reason)
@@ -145,6 +148,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 		m.requests, m.requestDuration, m.evaluations, m.controlMatches, m.evaluatorDur,
 		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.eventsRefused, m.bufferBytes, m.rebuilds, m.buildInfo, m.unknownFields,
 		m.shadowEvals,
+		m.byAgent.vec, m.byControl.vec,
 	)
 	return m, nil
 }
@@ -194,6 +198,7 @@ func (m *Metrics) ObserveResult(res *guard.Result) {
 	for i := range res.Matches {
 		m.controlMatches.WithLabelValues(decisionLabel(res.Matches[i].Action)).Inc()
 	}
+	m.observeControls(res)
 	for _, list := range [][]guard.ControlResult{res.Matches, res.Errors, res.NonMatches} {
 		for i := range list {
 			cr := &list[i]

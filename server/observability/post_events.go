@@ -63,6 +63,16 @@ func (a *API) PostEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	NoteIgnored(a.Metrics, a.Logger, w, r, ig)
+	if err := a.checkEventAgents(r.Context(), events); err != nil {
+		problem.Write(w, r, a.logger(), err)
+		return
+	}
+	if a.KeyName != nil { // who posted them, whatever the body says
+		name := a.KeyName(r.Context())
+		for i := range events {
+			events[i].KeyName = name
+		}
+	}
 	a.admit(w, r, events)
 }
 
@@ -186,8 +196,9 @@ type eventWire struct {
 	SelectorPath        string          `json:"selector_path"`
 	ErrorMessage        string          `json:"error_message"`
 	Source              string          `json:"source"`
-	Metadata            json.RawMessage `json:"metadata"` // checked against the limits before it is decoded
-	Shadow              bool            `json:"shadow"`   // the evaluation of a shadow control
+	Metadata            json.RawMessage `json:"metadata"`        // checked against the limits before it is decoded
+	Shadow              bool            `json:"shadow"`          // the evaluation of a shadow control
+	ControlVersion      int             `json:"control_version"` // the evaluated control's version; 0: not known
 }
 
 // validate checks the event, fills ev and returns its problems, fields prefixed by at.
@@ -283,6 +294,10 @@ func (in *eventWire) validate(ev *guard.Event, at string) []guard.Problem {
 	ps = append(ps, checkErrorMessage(in.ErrorMessage, ev, at)...)
 	ev.Matched = in.Matched
 	ev.Shadow = in.Shadow
+	if in.ControlVersion < 0 {
+		add("control_version", "range", "must be a version number (0 or more)")
+	}
+	ev.ControlVersion = in.ControlVersion
 	var mps []guard.Problem
 	ev.Metadata, mps = checkMetadata(in.Metadata, at)
 	return append(ps, mps...)

@@ -67,6 +67,9 @@ func (a *API) QueryEvents(w http.ResponseWriter, r *http.Request) {
 		NoteIgnored(a.Metrics, a.Logger, w, r, ig)
 	}
 	q, err := req.toQuery()
+	if err == nil {
+		q.Scope, err = a.scoped(r.Context(), q.AgentName, "agent_name")
+	}
 	if err != nil {
 		problem.Write(w, r, a.logger(), err)
 		return

@@ -116,6 +116,11 @@ func (a *API) Stats(w http.ResponseWriter, r *http.Request) {
 	}
 	since, until := p.tr.Window(a.now())
 	q := guard.StatsQuery{AgentName: p.agent, Since: since, Until: until, P95: p.p95}
+	var err error
+	if q.Scope, err = a.scoped(r.Context(), p.agent, "agent_name"); err != nil {
+		problem.Write(w, r, a.logger(), err)
+		return
+	}
 	if p.timeseries {
 		q.Bucket = p.tr.Bucket
 	}
@@ -161,6 +166,10 @@ func (a *API) ControlStats(w http.ResponseWriter, r *http.Request) {
 	}
 	since, until := p.tr.Window(a.now())
 	q := guard.StatsQuery{AgentName: p.agent, ControlID: &id, Since: since, Until: until}
+	if q.Scope, err = a.scoped(r.Context(), p.agent, "agent_name"); err != nil {
+		problem.Write(w, r, a.logger(), err)
+		return
+	}
 	if p.timeseries {
 		q.Bucket = p.tr.Bucket
 	}

@@ -87,6 +87,7 @@ type appOptions struct {
 	registry      *evaluator.Registry // nil: the built-in evaluators
 	capture       []string            // agents whose steps are captured (GUARD_CAPTURE_AGENTS); nil: none
 	captureRedact []string            // GUARD_CAPTURE_REDACT
+	keys          []server.Key        // named keys (GUARD_API_KEYS_FILE), beside adminKey and regularKey
 }
 
 // startApp starts the server and the browser. The dashboard is mounted the way the server binary mounts
@@ -115,7 +116,7 @@ func startApp(t *testing.T, o appOptions) *app {
 		server.WithPolicyPollInterval(20 * time.Millisecond),
 	}
 	if o.auth {
-		opts = append(opts, server.WithAuth(true, []string{regularKey}, []string{adminKey}))
+		opts = append(opts, server.WithAuth(true, []string{regularKey}, []string{adminKey}), server.WithKeys(o.keys))
 	}
 	if o.registry != nil {
 		opts = append(opts, server.WithRegistry(o.registry))

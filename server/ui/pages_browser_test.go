@@ -136,7 +136,8 @@ func TestEvaluatorsAndEvents(t *testing.T) {
 	a.open("#/evaluators")
 	a.waitJS("the regex evaluator and its schema", `(() => { const s = document.getElementById('ev-regex'); return s && /pattern/.test(s.closest('section').querySelector('pre').textContent); })()`)
 
-	a.goTo("#/events")
+	// A bare #/events opens on matches (scope_browser_test.go); an empty matched parameter asks for all.
+	a.goTo("#/events?matched=")
 	rows := `document.querySelectorAll('#events-results tbody tr').length`
 	// A matched deny may end an evaluation before log-all runs: the ssn gives one or two events, hello two.
 	a.waitJS("the events", rows+` >= 3`)

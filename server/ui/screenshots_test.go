@@ -1,7 +1,7 @@
 package ui_test
 
 // GUARD_SCREENSHOTS=1 go test -run TestScreenshots ./server/ui/ seeds a realistic data set and writes
-// the README's screenshots of the main pages, at desktop (1280 px) and phone (390 px) widths, into
+// the dashboard page's screenshots (docs/dashboard.md) of the main pages, at desktop (1280 px) and phone (390 px) widths, into
 // docs/screenshots/.
 
 import (

@@ -169,7 +169,8 @@ export async function agentView(el, name) {
             h('td', {}, link({ controls: [c.control_id], matched: true }, n(c.match_count))),
             h('td', {}, c.error_count ? link({ controls: [c.control_id], errored: true }, n(c.error_count)) : '0'),
             h('td', { class: 'hide-narrow' }, (c.avg_confidence || 0).toFixed(2)), h('td', { class: 'hide-narrow' }, (c.avg_duration_ms || 0).toFixed(3)))),
-          'No evaluations in this range.')));
+          // Six columns at 390 px: each control becomes a card (labelled rows), like the overview's shadow table.
+          'No evaluations in this range.', { stack: true })));
     if ((st.shadow || []).length) statsBody.append(shadowStats(name, st.shadow, range.value));
     statsBody.setAttribute('aria-busy', 'false');
   }

@@ -39,7 +39,7 @@ function renderSession() {
       h('button', { type: 'button', id: 'sign-out', onclick: () => { session.key = ''; session.readOnly = false; location.reload(); } }, 'Sign out'));
   }
   banner.textContent = session.readOnly
-    ? 'Read-only: this API key can view everything but cannot change controls, links or agents. Sign in with an admin key to make changes.'
+    ? 'Read-only: this API key can view but not change controls, links or agents (a key limited to agents sees only theirs). Sign in with an admin key to make changes.'
     : '';
   document.body.classList.toggle('read-only', session.readOnly);
 }

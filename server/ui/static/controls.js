@@ -39,7 +39,8 @@ export async function controlsView(el) {
     } catch (e) { if (mine === seq) { results.replaceChildren(errorBox(e)); results.setAttribute('aria-busy', 'false'); } return; }
     if (mine !== seq) return; // a newer search is on its way
     const rows = data.controls.map(c => h('tr', {},
-      h('td', {}, h('a', { href: '#/controls/' + c.control_id }, c.name)),
+      h('td', {}, h('a', { href: '#/controls/' + c.control_id }, c.name),
+        c.mode === 'shadow' ? h('span', { class: 'badge shadow', title: 'Shadow: evaluated and recorded, never part of a decision' }, 'shadow') : null),
       h('td', {}, badge(c.decision)),
       h('td', {}, c.enabled ? 'enabled' : h('span', { class: 'muted' }, 'disabled')),
       h('td', { class: 'hide-narrow' }, (c.stages || []).join(', ') || 'pre, post'),

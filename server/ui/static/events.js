@@ -60,7 +60,8 @@ export async function eventsView(el) {
   f.agent_name.value = u.get('agent') || '';
   f.control_ids.value = (u.get('control') || '').split(',').filter(Boolean).join(', ');
   f.shadow.value = ['true', 'false'].includes(u.get('shadow')) ? u.get('shadow') : '';
-  f.matched.value = ['true', 'false'].includes(u.get('matched')) ? u.get('matched') : '';
+  // A bare #/events opens on matches (what someone looking at events is after); a link says what it wants.
+  f.matched.value = ['true', 'false'].includes(u.get('matched')) ? u.get('matched') : ([...u.keys()].length ? '' : 'true');
   f.errored.value = ['true', 'false'].includes(u.get('errored')) ? u.get('errored') : '';
   f.stage.value = ['pre', 'post'].includes(u.get('stage')) ? u.get('stage') : '';
   f.step_type.value = u.get('step_type') || '';
@@ -241,7 +242,8 @@ export function showEvent(el, ev) {
       h('dt', {}, 'When'), dd(fmtTimeTZ(ev.timestamp)),
       h('dt', {}, 'UTC'), dd(h('span', { class: 'mono' }, ev.timestamp)),
       h('dt', {}, 'Agent'), dd(h('a', { href: '#/agents/' + encodeURIComponent(ev.agent_name) }, ev.agent_name)),
-      h('dt', {}, 'Control'), dd(h('a', { href: `#/controls/${ev.control_id}/activity` }, ev.control_name || '#' + ev.control_id)),
+      h('dt', {}, 'Control'), dd(h('span', {}, h('a', { href: `#/controls/${ev.control_id}/activity` }, ev.control_name || '#' + ev.control_id),
+        ev.control_version ? h('span', {}, ' (', h('a', { href: `#/controls/${ev.control_id}/history`, id: 'event-control-version' }, `version ${ev.control_version}`), ')') : null)),
       h('dt', {}, 'Stage'), dd(ev.check_stage),
       h('dt', {}, 'Step'), dd(`${ev.step_type}/${ev.step_name}`),
       h('dt', {}, 'Matched'), dd(ev.matched ? 'yes' : 'no'),

@@ -2,6 +2,7 @@
 import { h, clear, field, fmtTime, errorBox, table } from './dom.js';
 import { api, qs, session } from './api.js';
 import { lineDiff } from './diff.js';
+import { recentChanges } from './audit.js';
 
 const snapshot = (v) => JSON.stringify({ name: v.name, enabled: v.enabled, data: v.data === undefined ? null : v.data }, null, 2);
 
@@ -44,6 +45,7 @@ export async function historyView(el, controlId, notice) {
           await historyView(el, controlId, ok);
         } catch (err) { msg.replaceChildren(errorBox(err)); e.target.disabled = false; }
       } }, 'Restore'))));
+  el.append(recentChanges('control-changes', { control_id: controlId }, 10));
   el.append(h('div', { id: 'versions' }, table(['Version', 'Event', 'When', h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Restore'))], rows, 'No versions.')));
 
   if (versions.length >= 1) {

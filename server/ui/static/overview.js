@@ -6,6 +6,7 @@ import { h, table, errorBox } from './dom.js';
 import { api, qs } from './api.js';
 import { matchesChart } from './chart.js';
 import { rangeSelect, eventsHref, windowOf, figures, p95Figure, n } from './statsview.js';
+import { recentChanges } from './audit.js';
 
 const TOP = 5;
 
@@ -17,7 +18,7 @@ export async function overviewView(el) {
     h('div', { class: 'actions toolbar' }, h('div', { class: 'field' }, h('label', { for: range.id }, 'Time range'), range),
       h('button', { type: 'button', id: 'ov-refresh', onclick: () => load() }, 'Refresh'),
       h('label', { class: 'inline', for: auto.id }, auto, 'Every 10 s'))),
-  body);
+  body, recentChanges('ov-changes', null, 10));
   let timer = null;
   auto.addEventListener('change', () => {
     clearInterval(timer);

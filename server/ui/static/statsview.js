@@ -51,13 +51,22 @@ export function figures(t, base, extra) {
   const link = (label, value, f, stat, cls) => h('a', { class: 'figure' + (cls ? ' ' + cls : ''), href: eventsHref(Object.assign({}, base, f)) },
     h('strong', { dataset: { stat } }, n(value)), h('span', {}, label));
   return h('div', { class: 'figures' },
-    link('evaluations', t.execution_count, {}, 'execution_count'),
+    evaluationsFigure(link('evaluations', t.execution_count, {}, 'execution_count')),
     link('matches', t.match_count, { matched: true }, 'match_count'),
     link('denials', c.deny, { actions: ['deny'], matched: true }, 'deny', 'deny'),
     link('steers', c.steer, { actions: ['steer'], matched: true }, 'steer', 'steer'),
     link('warnings', c.warn, { actions: ['warn'], matched: true }, 'warn', 'warn'),
     link('errors', t.error_count, { errored: true }, 'error_count', 'error'),
     extra || null);
+}
+
+// evaluationsFigure says what the evaluations figure counts: control evaluations (one per control run on a
+// request), not requests, which guard_evaluations_total at /metrics counts: the two differ by design.
+function evaluationsFigure(a) {
+  a.title = 'Control evaluations: one per control evaluated on a request. guard_evaluations_total (at /metrics) counts requests to POST /evaluation, so it is smaller when a request runs several controls.';
+  a.setAttribute('aria-describedby', 'evaluations-note');
+  a.append(h('span', { id: 'evaluations-note', class: 'sr-only' }, ' (control evaluations, not requests)'));
+  return a;
 }
 
 // p95Figure shows the p95 evaluation time, saying what it was computed over.
