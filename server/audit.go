@@ -49,6 +49,10 @@ var auditExempt = map[string]bool{
 	"POST " + apiPrefix + "/steps/captured": true, "POST " + apiPrefix + "/observability/events": true,
 	"POST " + apiPrefix + "/observability/events/query": true, "POST /debug/pprof/symbol": true,
 	apiPrefix + "/policies": true, apiPrefix + "/policies/": true,
+	// The reference's policy and binding routes, answered with a 404 that says what to use instead.
+	apiPrefix + "/agents/{agent_name}/policies": true, apiPrefix + "/agents/{agent_name}/policies/": true,
+	apiPrefix + "/agents/{agent_name}/policy": true, apiPrefix + "/agents/{agent_name}/policy/": true,
+	apiPrefix + "/control-bindings": true, apiPrefix + "/control-bindings/": true,
 }
 
 // maxAuditBody bounds what the recorder keeps of an answer (it reads ids and versions from it).

@@ -38,7 +38,7 @@ func TestAuditDenyToWarn(t *testing.T) {
 	ts := newTS(t, WithAuth(true, []string{"runtime-1"}, nil), WithKeys(keys), WithAccessLog(true), WithLogger(zap.New(core)))
 	k := []string{APIKeyHeader, secret}
 	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "support-bot"}, "steps": []any{}}, k...)
-	c := ts.ok(201, "PUT", "/api/v1/controls", map[string]any{"name": "no-drop", "data": denyData("drop")}, k...)
+	c := ts.ok(200, "PUT", "/api/v1/controls", map[string]any{"name": "no-drop", "data": denyData("drop")}, k...)
 	id := int64(c["control_id"].(float64))
 	ts.ok(200, "POST", fmt.Sprintf("/api/v1/agents/support-bot/controls/%d", id), nil, k...)
 	warn := denyData("drop")
@@ -152,7 +152,7 @@ func TestAuditCoversEveryWrite(t *testing.T) {
 // TestAuditFailedChangeNotRecorded: a refused change (422, 404, 412) leaves no entry.
 func TestAuditFailedChangeNotRecorded(t *testing.T) {
 	ts := newTS(t)
-	c := ts.ok(201, "PUT", "/api/v1/controls", map[string]any{"name": "x", "data": denyData("a")})
+	c := ts.ok(200, "PUT", "/api/v1/controls", map[string]any{"name": "x", "data": denyData("a")})
 	id := fmt.Sprint(c["control_id"])
 	ts.do("PUT", "/api/v1/controls/"+id+"/data", map[string]any{"data": map[string]any{"nope": 1}})
 	ts.do("PATCH", "/api/v1/controls/999", map[string]any{"enabled": false})
@@ -171,7 +171,7 @@ func TestEventsCarryControlVersion(t *testing.T) {
 	t.Cleanup(func() { _ = rec.Close(context.Background()) })
 	ts := newTSOn(t, st, WithObservability(true, rec))
 	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "bot"}, "steps": []any{}})
-	c := ts.ok(201, "PUT", "/api/v1/controls", map[string]any{"name": "c", "data": denyData("drop")})
+	c := ts.ok(200, "PUT", "/api/v1/controls", map[string]any{"name": "c", "data": denyData("drop")})
 	id := fmt.Sprint(c["control_id"])
 	ts.ok(200, "POST", "/api/v1/agents/bot/controls/"+id, nil)
 	eval := func() {

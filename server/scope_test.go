@@ -67,7 +67,7 @@ func newScopeFixture(t *testing.T) *scopeFixture {
 			"agent_description": a + " description"}, "steps": []any{}}, g...)
 	}
 	mk := func(name string, agents ...string) int64 {
-		c := ts.ok(201, "PUT", "/api/v1/controls", map[string]any{"name": name, "data": denyData("drop")}, g...)
+		c := ts.ok(200, "PUT", "/api/v1/controls", map[string]any{"name": name, "data": denyData("drop")}, g...)
 		id := int64(c["control_id"].(float64))
 		for _, a := range agents {
 			ts.ok(200, "POST", fmt.Sprintf("/api/v1/agents/%s/controls/%d", a, id), nil, g...)
@@ -135,6 +135,11 @@ func (f *scopeFixture) scopeCases() map[string][]scopeCase {
 		"GET /health": public, "GET /ready": public, "GET /openapi.json": public, "GET /docs": public,
 		"GET /metrics": public, "GET /ui/": public, "GET /{$}": public,
 		"/api/v1/policies": public, "/api/v1/policies/": public,
+		// The reference's policy and binding routes: a 404 that explains, whatever the agent.
+		"/api/v1/agents/{agent_name}/policies": public, "/api/v1/agents/{agent_name}/policies/": public,
+		"/api/v1/agents/{agent_name}/policy": public, "/api/v1/agents/{agent_name}/policy/": public,
+		"/api/v1/control-bindings": public, "/api/v1/control-bindings/": public,
+		"GET /api/v1/observability/status":                              none, // the recorder's own health: no agent's data
 		"GET /api/v1/audit":                                             {{path: "/api/v1/audit", want: 200}, {path: "/api/v1/audit?agent_name=bravo-1", want: 404}, {path: "/api/v1/audit?control_id=" + b, want: 200}},
 		"GET /api/v1/evaluators":                                        none,
 		"GET /api/v1/control-templates":                                 none,
@@ -143,7 +148,7 @@ func (f *scopeFixture) scopeCases() map[string][]scopeCase {
 		"POST /api/v1/controls/validate":                                {{body: map[string]any{"data": denyData("x")}, want: 200}},
 		"POST /api/v1/controls/test":                                    {{body: map[string]any{"data": denyData("x")}, want: 200}},
 		"POST /api/v1/controls/try":                                     {{body: map[string]any{"data": denyData("x"), "stage": "pre", "step": map[string]any{"type": "tool", "name": "t"}}, want: 200}},
-		"PUT /api/v1/controls":                                          {{body: map[string]any{"name": "alpha-new"}, want: 201}},
+		"PUT /api/v1/controls":                                          {{body: map[string]any{"name": "alpha-new"}, want: 200}},
 		"GET /api/v1/agents":                                            {{path: "/api/v1/agents", want: 200}, {path: "/api/v1/agents?name=bravo", want: 200}},
 		"POST /api/v1/agents/initAgent":                                 {{body: map[string]any{"agent": map[string]any{"agent_name": "bravo-1", "agent_description": "taken"}, "steps": []any{}, "conflict_mode": "overwrite"}, want: 404}},
 		"GET /api/v1/agents/{agent_name}":                               {{path: "/api/v1/agents/bravo-1", want: 404}},
