@@ -80,6 +80,7 @@ func (s *Server) afterEvaluation(r *http.Request, agent string, step *guard.Step
 	if s.cfg.obs.enabled && s.cfg.obs.recorder != nil {
 		traceID, spanID := eventTraceIDs(r.Header)
 		events := observability.EventsFromResult(agent, step, stage, res, traceID, spanID, time.Now())
+		tagApprovalEvent(events, res.Approval)
 		if len(events) > 0 {
 			s.cfg.obs.recorder.Enqueue(events)
 		}
