@@ -160,4 +160,3 @@ func testApprovalE2E(t *testing.T, env map[string]string) {
 		t.Fatalf("list: %v", list)
 	}
 }
-
