@@ -94,6 +94,9 @@ func PayloadHash(step *Step, stage Stage) (string, error) {
 	if stage == StagePost {
 		v = step.Output
 	}
+	if h, ok := payloadHashFast(v); ok {
+		return h, nil
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return "", fmt.Errorf("guard: the step's payload cannot be encoded as JSON: %w", err)

@@ -57,18 +57,27 @@ func (s *Server) useGrant(ctx context.Context, as guard.ApprovalStore, eng *guar
 	if err != nil {
 		return nil, errors.New("the grant could not be checked (database unavailable)")
 	}
-	c, err := parseGrant(key, tok, time.Now())
+	g, err := parseGrant(tok)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.bindingError(agent, controlID, step, stage, hash); err != nil {
+	ok, err := g.verify(key, agent, controlID, step, stage, hash, time.Now())
+	if !ok {
+		// Not signed for this step: say which binding differs (the failure path may read the database).
+		rec, gerr := as.GetApproval(ctx, g.id)
+		if gerr != nil {
+			return nil, mismatch(nil, agent, controlID, step, stage, hash)
+		}
+		return nil, mismatch(&rec, agent, controlID, step, stage, hash)
+	}
+	if err != nil {
 		return nil, err
 	}
 	ctl, err := s.store.GetControl(ctx, controlID)
 	if err != nil {
 		return nil, errors.New("the grant could not be checked (control not readable)")
 	}
-	if ctl.Version != c.ControlVersion {
+	if ctl.Version != g.version {
 		return nil, errGrantChanged
 	}
 	ectx, cancel := context.WithTimeout(ctx, s.cfg.evalTimeout)
@@ -81,16 +90,16 @@ func (s *Server) useGrant(ctx context.Context, as guard.ApprovalStore, eng *guar
 		// Another control refused the step (or the control did not match): the grant is kept for later.
 		return gres, nil
 	}
-	used, err := as.ConsumeApproval(ctx, c.ID, grantedExecutionID(gres, controlID), time.Now())
+	used, err := as.ConsumeApproval(ctx, g.id, grantedExecutionID(gres, controlID), time.Now())
 	if err != nil {
 		return nil, errors.New("the grant could not be used (database unavailable)")
 	}
 	if !used {
 		return nil, errGrantUsed
 	}
-	gres.Approval.ID = c.ID
+	gres.Approval.ID = g.id
 	gres.Approval.PayloadHash = hash
-	gres.Approval.URL = approvalPath(c.ID)
+	gres.Approval.URL = approvalPath(g.id)
 	return gres, nil
 }
 

@@ -4,9 +4,12 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
+	"encoding/binary"
 	"errors"
+	"hash"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	guard "github.com/guardrail-control/guard"
@@ -15,50 +18,86 @@ import (
 // GrantContextKey is the key of step.context under which an agent presents an approval grant.
 const GrantContextKey = "guard_approval_grant"
 
-// A grant is "ga1." + base64url(claims JSON) + "." + base64url(HMAC-SHA256(key, grantMACLabel + the
-// claims part)), unpadded. The key is the database's approval secret (server_secrets.approval_hmac), so
-// every replica on one database verifies every other's grants and nothing else can make one. The claims
-// bind the grant to one step; the server still checks that the request is approved and unused when it
-// consumes it (the database decides, not the token).
+// A grant is "ga1.<approval id>.<control version>.<expiry, Unix seconds>.<MAC>", the MAC being the
+// unpadded base64url HMAC-SHA256, keyed by the database's approval secret (server_secrets.approval_hmac,
+// kept like the cursor secret: every replica on one database verifies every other's grants), over
+// grantMACLabel and, each as a uvarint length then its bytes, the approval id, agent name, control id,
+// control version, step type, step name, stage, payload hash and expiry (decimal). The token carries only
+// what the presenting step cannot say itself (which request, which control version, until when): the rest
+// is taken from the step being evaluated, so a grant verifies only for the step it was given for, and
+// checking it needs no decoding. Whether the request is still approved and unused is the database's to
+// say, when the grant is consumed.
 const (
 	grantPrefix   = "ga1."
-	grantMACLabel = "guard approval grant v1\n"
-	// maxGrantLen bounds what is decoded: a real grant is about 400 characters.
-	maxGrantLen = 4096
+	grantMACLabel = "guard approval grant v1"
+	// maxGrantLen bounds what is parsed: a real grant is about 100 characters.
+	maxGrantLen = 256
 )
 
-// grantClaims is what a grant is bound to.
-type grantClaims struct {
-	ID             string `json:"id"`
-	Agent          string `json:"agent"`
-	ControlID      int64  `json:"control_id"`
-	ControlVersion int    `json:"control_version"`
-	StepType       string `json:"step_type"`
-	StepName       string `json:"step_name"`
-	Stage          string `json:"stage"`
-	PayloadHash    string `json:"payload_hash"`
-	Expires        int64  `json:"exp"` // Unix seconds
+// grantFields are the fields a grant's MAC covers.
+type grantFields struct {
+	id, agent                 string
+	controlID                 int64
+	version                   int
+	stepType, stepName, stage string
+	payloadHash               string
+	expires                   int64
 }
 
 var b64 = base64.RawURLEncoding
 
-// signGrant returns the grant of an approved request.
-func signGrant(key []byte, rec *guard.ApprovalRecord) string {
-	c := grantClaims{ID: rec.ID, Agent: rec.AgentName, ControlID: rec.ControlID, ControlVersion: rec.ControlVersion,
-		StepType: rec.StepType, StepName: rec.StepName, Stage: string(rec.Stage), PayloadHash: rec.PayloadHash}
-	if rec.GrantExpiresAt != nil {
-		c.Expires = rec.GrantExpiresAt.Unix()
+// macs pools keyed HMAC states per key (the key is the database's: one in practice), so that checking a
+// grant costs no hash allocation.
+var macs sync.Map // string(key) -> *sync.Pool of hash.Hash
+
+func grantMAC(key []byte, f *grantFields) [sha256.Size]byte {
+	p, ok := macs.Load(string(key))
+	if !ok {
+		k := append([]byte(nil), key...)
+		p, _ = macs.LoadOrStore(string(key), &sync.Pool{New: func() any { return hmac.New(sha256.New, k) }})
 	}
-	raw, _ := json.Marshal(c) // plain strings and integers: cannot fail
-	body := grantPrefix + b64.EncodeToString(raw)
-	return body + "." + b64.EncodeToString(grantMAC(key, body))
+	pool := p.(*sync.Pool)
+	m := pool.Get().(hash.Hash)
+	m.Reset()
+	var buf [256]byte
+	b := buf[:0]
+	put := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		if len(b)+len(s) > cap(b) {
+			m.Write(b)
+			m.Write([]byte(s))
+			b = b[:0]
+			return
+		}
+		b = append(b, s...)
+	}
+	put(grantMACLabel)
+	put(f.id)
+	put(f.agent)
+	var num [20]byte
+	put(string(strconv.AppendInt(num[:0], f.controlID, 10)))
+	put(string(strconv.AppendInt(num[:0], int64(f.version), 10)))
+	put(f.stepType)
+	put(f.stepName)
+	put(f.stage)
+	put(f.payloadHash)
+	put(string(strconv.AppendInt(num[:0], f.expires, 10)))
+	m.Write(b)
+	var out [sha256.Size]byte
+	m.Sum(out[:0])
+	pool.Put(m)
+	return out
 }
 
-func grantMAC(key []byte, body string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(grantMACLabel))
-	m.Write([]byte(body))
-	return m.Sum(nil)
+// signGrant returns the grant of an approved request.
+func signGrant(key []byte, rec *guard.ApprovalRecord) string {
+	f := grantFields{id: rec.ID, agent: rec.AgentName, controlID: rec.ControlID, version: rec.ControlVersion,
+		stepType: rec.StepType, stepName: rec.StepName, stage: string(rec.Stage), payloadHash: rec.PayloadHash}
+	if rec.GrantExpiresAt != nil {
+		f.expires = rec.GrantExpiresAt.Unix()
+	}
+	mac := grantMAC(key, &f)
+	return grantPrefix + f.id + "." + strconv.Itoa(f.version) + "." + strconv.FormatInt(f.expires, 10) + "." + b64.EncodeToString(mac[:])
 }
 
 // Why a grant is refused: the text goes back in result.approval.grant_error.
@@ -74,8 +113,16 @@ var (
 	errGrantUsed      = errors.New("the grant was already used or its request is no longer approved")
 )
 
-// parseGrant checks a grant's signature and expiry and returns its claims.
-func parseGrant(key []byte, v any, now time.Time) (*grantClaims, error) {
+// grantToken is a parsed, not yet verified, grant.
+type grantToken struct {
+	id      string
+	version int
+	expires int64
+	mac     [sha256.Size]byte
+}
+
+// parseGrant splits a grant into its parts (errGrantInvalid when it is not shaped like one).
+func parseGrant(v any) (*grantToken, error) {
 	tok, ok := v.(string)
 	if !ok {
 		return nil, errGrantNotString
@@ -83,40 +130,62 @@ func parseGrant(key []byte, v any, now time.Time) (*grantClaims, error) {
 	if len(tok) > maxGrantLen || !strings.HasPrefix(tok, grantPrefix) {
 		return nil, errGrantInvalid
 	}
-	dot := strings.LastIndexByte(tok, '.')
-	if dot < len(grantPrefix) {
+	parts := [4]string{}
+	rest := tok[len(grantPrefix):]
+	for i := range 3 {
+		dot := strings.IndexByte(rest, '.')
+		if dot <= 0 {
+			return nil, errGrantInvalid
+		}
+		parts[i], rest = rest[:dot], rest[dot+1:]
+	}
+	parts[3] = rest
+	g := &grantToken{id: parts[0]}
+	var err error
+	if g.version, err = strconv.Atoi(parts[1]); err != nil || g.version < 0 {
 		return nil, errGrantInvalid
 	}
-	mac, err := b64.DecodeString(tok[dot+1:])
-	if err != nil || !hmac.Equal(mac, grantMAC(key, tok[:dot])) {
+	if g.expires, err = strconv.ParseInt(parts[2], 10, 64); err != nil {
 		return nil, errGrantInvalid
 	}
-	raw, err := b64.DecodeString(tok[len(grantPrefix):dot])
-	if err != nil {
+	if b64.DecodedLen(len(parts[3])) != sha256.Size {
 		return nil, errGrantInvalid
 	}
-	var c grantClaims
-	if err := json.Unmarshal(raw, &c); err != nil || c.ID == "" {
+	if n, err := b64.Decode(g.mac[:], []byte(parts[3])); err != nil || n != sha256.Size {
 		return nil, errGrantInvalid
 	}
-	if now.Unix() >= c.Expires {
-		return nil, errGrantExpired
-	}
-	return &c, nil
+	return g, nil
 }
 
-// bindingError reports whether claims c cover this step: agent, control, step type, name and stage, and
-// payload hash (the control's version is checked against the store by the caller).
-func (c *grantClaims) bindingError(agent string, controlID int64, step *guard.Step, stage guard.Stage, hash string) error {
+// verify reports whether g was signed for this step: agent, control, step type, name and stage, payload
+// hash (and the id, version and expiry it carries), then whether it is still valid at now.
+func (g *grantToken) verify(key []byte, agent string, controlID int64, step *guard.Step, stage guard.Stage, hash string, now time.Time) (ok bool, err error) {
+	want := grantMAC(key, &grantFields{id: g.id, agent: agent, controlID: controlID, version: g.version,
+		stepType: step.Type, stepName: step.Name, stage: string(stage), payloadHash: hash, expires: g.expires})
+	if !hmac.Equal(want[:], g.mac[:]) {
+		return false, nil
+	}
+	if now.Unix() >= g.expires {
+		return true, errGrantExpired
+	}
+	return true, nil
+}
+
+// mismatch says why a grant whose MAC does not verify for this step was refused: against the request it
+// names, which binding differs; a grant that names no request, or whose request matches this step, was
+// forged or altered.
+func mismatch(rec *guard.ApprovalRecord, agent string, controlID int64, step *guard.Step, stage guard.Stage, hash string) error {
 	switch {
-	case c.Agent != agent:
+	case rec == nil:
+		return errGrantInvalid
+	case rec.AgentName != agent:
 		return errGrantAgent
-	case c.ControlID != controlID:
+	case rec.ControlID != controlID:
 		return errGrantControl
-	case c.StepType != step.Type || c.StepName != step.Name || c.Stage != string(stage):
+	case rec.StepType != step.Type || rec.StepName != step.Name || rec.Stage != stage:
 		return errGrantStep
-	case c.PayloadHash != hash:
+	case rec.PayloadHash != hash:
 		return errGrantPayload
 	}
-	return nil
+	return errGrantInvalid
 }

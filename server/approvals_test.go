@@ -269,11 +269,10 @@ func TestGrantRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// altered: the claims part changed (amount hash of another payload), the signature kept.
-	dot := strings.LastIndexByte(grant, '.')
-	raw, _ := b64.DecodeString(grant[len(grantPrefix):dot])
-	alteredClaims := strings.Replace(string(raw), `"agent":"bot-a"`, `"agent":"bot-b"`, 1)
-	altered := grantPrefix + b64.EncodeToString([]byte(alteredClaims)) + grant[dot:]
+	// altered: the version it carries changed, the signature kept.
+	parts := strings.Split(grant, ".")
+	parts[2] = "99"
+	altered := strings.Join(parts, ".")
 	forged := signGrant([]byte("not-the-database-secret-0123456789abcdef"), &rec)
 	expiredRec := rec
 	past := time.Now().Add(-time.Minute)
@@ -289,6 +288,7 @@ func TestGrantRefusals(t *testing.T) {
 		{"forged (another key)", "bot-a", forged, errGrantInvalid},
 		{"altered claims", "bot-a", altered, errGrantInvalid},
 		{"garbage", "bot-a", "ga1.xyz", errGrantInvalid},
+		{"unknown request", "bot-a", strings.Replace(grant, id, "00000000-0000-0000-0000-000000000000", 1), errGrantInvalid},
 		{"not a string", "bot-a", 42, errGrantNotString},
 		{"expired", "bot-a", expired, errGrantExpired},
 		{"another agent", "bot-b", grant, errGrantAgent},
