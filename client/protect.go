@@ -146,6 +146,12 @@ func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, 
 		if err != nil {
 			return redacted, err
 		}
+		if res.Approval != nil && res.Approval.Status == guard.ApprovalRequired && res.Approval.ID != "" {
+			// A person may approve this step (approval.go): wait for it when configured, else say so.
+			if res, err = a.awaitApproval(ctx, p, step, stage, cfg, res); err != nil {
+				return res.Redacted != nil || redacted, err
+			}
+		}
 		redacted = res.Redacted != nil || redacted
 		if err := res.Err(); err != nil {
 			if isDeny(err) || steer == nil {
