@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -159,4 +160,26 @@ func testApprovalE2E(t *testing.T, env map[string]string) {
 	if len(list) < 4 {
 		t.Fatalf("list: %v", list)
 	}
+
+	// The CLI: list, show, approve and reject, with the keys each needs.
+	agentEnv := []string{"GUARD_URL=" + p.base, "GUARD_API_KEY=" + agentKey}
+	adminEnv := []string{"GUARD_URL=" + p.base, "GUARD_API_KEY=" + adminKey}
+	fourth := approval(refund(5000, ""))["id"].(string)
+	expectGuard(t, agentEnv, 0, []string{"ID", "STATUS", fourth, "pending", "support-bot", "refund-over-limit", "tool refund"},
+		"approvals", "list", "--status", "pending")
+	out := expectGuard(t, agentEnv, 0, []string{"Request " + fourth + ": pending", "Agent:    support-bot", "refund-over-limit",
+		"Step:     tool refund, stage pre", "Payload hash: sha256:", "What would run:", `"customer_email": "[REDACTED]"`, `"amount": 5000`},
+		"approvals", "show", fourth)
+	if strings.Contains(out, "jane@example.com") {
+		t.Fatalf("show printed the redacted e-mail:\n%s", out)
+	}
+	expectGuard(t, agentEnv, 1, []string{"admin key"}, "approvals", "approve", fourth)
+	expectGuard(t, adminEnv, 0, []string{"Request " + fourth + " is approved.", "may now run this exact step once"},
+		"approvals", "approve", fourth, "--comment", "ok")
+	expectGuard(t, adminEnv, 1, []string{"409", "APPROVAL_DECIDED"}, "approvals", "reject", fourth)
+	fifth := approval(refund(6000, ""))["id"].(string)
+	expectGuard(t, adminEnv, 0, []string{"Request " + fifth + " is rejected."}, "approvals", "reject", fifth, "--comment", "no")
+	expectGuard(t, adminEnv, 0, []string{"Decided:", "by key:", `"no"`}, "approvals", "show", fifth)
+	expectGuard(t, adminEnv, 2, []string{"unknown action"}, "approvals", "frobnicate")
+	expectGuard(t, adminEnv, 2, []string{"needs one request id"}, "approvals", "approve")
 }
