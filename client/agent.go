@@ -41,6 +41,9 @@ type Agent struct {
 	evalDownUntil atomic.Int64
 	evalFailing   atomic.Bool
 
+	// approvals remembers the approval requests of refused steps, for their retry (approval_retry.go).
+	approvals approvalMemo
+
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup

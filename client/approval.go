@@ -42,6 +42,10 @@ func (e *ApprovalRequiredError) Unwrap() error { return e.Err }
 func (a *Agent) awaitApproval(ctx context.Context, p *policy, step *guard.Step, stage guard.Stage, cfg *protectConfig, res *guard.Result) (*guard.Result, error) {
 	apv := *res.Approval
 	wrap := func(status, comment string) error {
+		if status == guard.ApprovalRequired {
+			// Remembered: the same step tried again once approved carries the grant (approval_retry.go).
+			a.approvals.remember(step, stage, apv.ID)
+		}
 		return &ApprovalRequiredError{Approval: apv, Status: status, Comment: comment, Err: res.Err()}
 	}
 	if a.s.ApprovalWait <= 0 {
@@ -67,19 +71,14 @@ func (a *Agent) awaitApproval(ctx context.Context, p *policy, step *guard.Step, 
 			if got.Grant == "" {
 				return res, wrap(guard.ApprovalRequired, "")
 			}
-			retry := *step
-			retry.Context = make(map[string]any, len(step.Context)+1)
-			for k, v := range step.Context {
-				retry.Context[k] = v
-			}
-			retry.Context[GrantContextKey] = got.Grant
-			res2, err := a.evaluateServer(ctx, p, &retry, stage, cfg)
+			retry := withGrant(step, got.Grant)
+			res2, err := a.evaluateServer(ctx, p, retry, stage, cfg)
 			if err != nil {
 				return res, err
 			}
 			step.Input, step.Output = retry.Input, retry.Output // what a redacting control replaced
 			if res2.Approval != nil && res2.Approval.Status == guard.ApprovalRequired {
-				res = res2
+				res, apv = res2, *res2.Approval
 				return res, wrap(guard.ApprovalRequired, "")
 			}
 			return res2, nil

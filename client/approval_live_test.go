@@ -72,18 +72,52 @@ func TestLiveApproval(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	// The request of the first call is still pending: reject it so that the list shows only new ones.
-	if _, err := admin.DecideApproval(ctx, ar.Approval.ID, false, "old"); err != nil {
+	// Approved elsewhere (the dashboard, the CLI), the same call tried again runs, once: the client
+	// remembered the request and presents its grant.
+	if _, err := refund(ctx, refundArgs{"A-17", 2600}); !errors.As(err, &ar) {
+		t.Fatalf("another amount: %v", err)
+	}
+	other := ar.Approval.ID
+	if _, err := admin.DecideApproval(ctx, ar.Approval.ID, false, "no"); err != nil {
 		t.Fatal(err)
 	}
-	go decide(true, "")
+	first, err := admin.ListApprovals(ctx, ApprovalListOptions{Status: guard.ApprovalPending})
+	if err != nil || len(first) != 1 || first[0].ID == other {
+		t.Fatalf("pending: %+v %v", first, err)
+	}
+	if _, err := admin.DecideApproval(ctx, first[0].ID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := refund(ctx, refundArgs{"A-17", 2500}); err != nil || out != "refunded A-17" || ran.Load() != 1 {
+		t.Fatalf("retry after the approval: %q %v (ran %d)", out, err, ran.Load())
+	}
+	if _, err := refund(ctx, refundArgs{"A-17", 2500}); !errors.As(err, &ar) || ran.Load() != 1 {
+		t.Fatalf("a second retry: %v (ran %d)", err, ran.Load())
+	}
+	if _, err := refund(ctx, refundArgs{"A-17", 2600}); !errors.As(err, &ar) || ar.Approval.ID == other {
+		t.Fatalf("after a rejection the step asks again: %v", err)
+	}
+	// Clear the pending requests so that the list below shows only new ones.
+	pend, _ := admin.ListApprovals(ctx, ApprovalListOptions{Status: guard.ApprovalPending})
+	for _, p := range pend {
+		if _, err := admin.DecideApproval(ctx, p.ID, false, "old"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each decision runs beside the waiting call; the test waits for it too, so that the server is not
+	// closed under its answer.
+	decided := make(chan struct{})
+	go func() { defer close(decided); decide(true, "") }()
 	out, err := waiting(ctx, refundArgs{"A-18", 2600})
-	if err != nil || out != "refunded A-18" || ran.Load() != 1 {
+	<-decided
+	if err != nil || out != "refunded A-18" || ran.Load() != 2 {
 		t.Fatalf("approved while waiting: %q %v (ran %d)", out, err, ran.Load())
 	}
-	go decide(false, "not this one")
+	decided = make(chan struct{})
+	go func() { defer close(decided); decide(false, "not this one") }()
 	_, err = waiting(ctx, refundArgs{"A-19", 2700})
-	if !errors.As(err, &ar) || ar.Status != guard.ApprovalRejected || ar.Comment != "not this one" || ran.Load() != 1 {
+	<-decided
+	if !errors.As(err, &ar) || ar.Status != guard.ApprovalRejected || ar.Comment != "not this one" || ran.Load() != 2 {
 		t.Fatalf("rejected while waiting: %v", err)
 	}
 }
