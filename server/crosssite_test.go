@@ -36,7 +36,7 @@ func crossSitePayloads(c1 int64) map[string]string {
 			`"control_name":"c1","check_stage":"pre","step_type":"llm","step_name":"chat","action":"deny","matched":true,"confidence":1,"timestamp":"2026-01-01T00:00:00Z"}]}`, c1),
 		"POST /api/v1/observability/events/query": `{"agent_name":"a1"}`,
 		"POST /api/v1/steps/captured":             `{"steps":[{"agent_name":"a1","stage":"pre","decision":"allow","step":{"type":"llm","name":"chat","input":"x"}}]}`,
-		"POST /api/v1/approvals/{approval_id}": `{"decision":"approve","comment":"pwned"}`,
+		"POST /api/v1/approvals/{approval_id}":    `{"decision":"approve","comment":"pwned"}`,
 		"POST /api/v1/controls/replay": fmt.Sprintf(`{"agent_name":"a1","controls":[{"id":%d,"data":{"condition":{"selector":{"path":"input"},`+
 			`"evaluator":{"name":"regex","config":{"pattern":"pwned"}}},"action":{"decision":"deny"}}}]}`, c1),
 	}
