@@ -60,7 +60,9 @@ type ApprovalQuery struct {
 	AgentName string
 	Status    string // pending, approved, rejected or expired
 	ControlID int64
-	Limit     int
+	// PayloadHash finds the requests of one payload (an auditor recomputes it from a step that ran).
+	PayloadHash string
+	Limit       int
 }
 
 // ApprovalDecision is what an approver decided.

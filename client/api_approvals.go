@@ -20,10 +20,11 @@ type Approval struct {
 
 // ApprovalListOptions filters ListApprovals; zero fields do not filter.
 type ApprovalListOptions struct {
-	AgentName string
-	Status    string // pending, approved, rejected, expired
-	ControlID int64
-	Limit     int // 1..100; 0: the server's default (20)
+	AgentName   string
+	Status      string // pending, approved, rejected, expired
+	ControlID   int64
+	PayloadHash string // guard.PayloadHash of a step: the requests of that payload
+	Limit       int    // 1..100; 0: the server's default (20)
 }
 
 // ListApprovals returns approval requests, pending first, then the others, newest first
@@ -38,6 +39,9 @@ func (c *HTTPClient) ListApprovals(ctx context.Context, opts ApprovalListOptions
 	}
 	if opts.ControlID != 0 {
 		q.Set("control_id", strconv.FormatInt(opts.ControlID, 10))
+	}
+	if opts.PayloadHash != "" {
+		q.Set("payload_hash", opts.PayloadHash)
 	}
 	if opts.Limit != 0 {
 		q.Set("limit", strconv.Itoa(opts.Limit))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -141,6 +142,12 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 			probs = append(probs, guard.Problem{Field: "control_id", Code: "type", Message: "must be a positive integer"})
 		}
 		q.ControlID = n
+	}
+	if v := qv.Get("payload_hash"); v != "" {
+		if !strings.HasPrefix(v, guard.PayloadHashPrefix) || len(v) != len(guard.PayloadHashPrefix)+64 {
+			probs = append(probs, guard.Problem{Field: "payload_hash", Code: "invalid", Message: "must be sha256: and 64 hex digits"})
+		}
+		q.PayloadHash = strings.ToLower(v)
 	}
 	limit, p := queryLimit(qv)
 	if p != nil {

@@ -179,6 +179,15 @@ func TestApprovalEndToEndInProcess(t *testing.T) {
 	if l := list["approvals"].([]any); len(l) != 1 || l[0].(map[string]any)["id"] != id {
 		t.Fatalf("list = %v", list)
 	}
+	// An auditor finds it from the payload's hash, recomputed.
+	byHash := a.ok(200, "GET", "/api/v1/approvals?payload_hash="+wantHash, nil, "X-API-Key", apvRuntime)
+	if l := byHash["approvals"].([]any); len(l) != 1 || l[0].(map[string]any)["id"] != id {
+		t.Fatalf("by hash = %v", byHash)
+	}
+	otherHash, _ := guard.PayloadHash(&guard.Step{Input: map[string]any{"order": "A-17", "amount": 2501}}, guard.StagePre)
+	if l := a.ok(200, "GET", "/api/v1/approvals?payload_hash="+otherHash, nil, "X-API-Key", apvRuntime)["approvals"].([]any); len(l) != 0 {
+		t.Fatalf("another payload's hash found %v", l)
+	}
 
 	// A runtime key cannot decide.
 	a.expectProblem(403, "AUTH_INSUFFICIENT_PRIVILEGES", "POST", "/api/v1/approvals/"+id, map[string]any{"decision": "approve"}, "X-API-Key", apvRuntime)
@@ -351,6 +360,7 @@ func TestApprovalWaitAndBadInput(t *testing.T) {
 		{"GET", "/api/v1/approvals?status=done", nil, 422, "VALIDATION_ERROR", "status"},
 		{"GET", "/api/v1/approvals?control_id=-1", nil, 422, "VALIDATION_ERROR", "control_id"},
 		{"GET", "/api/v1/approvals?limit=0", nil, 422, "VALIDATION_ERROR", "limit"},
+		{"GET", "/api/v1/approvals?payload_hash=abc", nil, 422, "VALIDATION_ERROR", "payload_hash"},
 		{"POST", "/api/v1/approvals/" + id, map[string]any{"decision": "maybe"}, 422, "VALIDATION_ERROR", "decision"},
 		{"POST", "/api/v1/approvals/" + id, map[string]any{}, 422, "VALIDATION_ERROR", "decision"},
 		{"POST", "/api/v1/approvals/" + id, map[string]any{"decision": "approve", "by": "me"}, 422, "VALIDATION_ERROR", "by"},

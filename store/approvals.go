@@ -145,6 +145,9 @@ func (s *Store) ListApprovals(ctx context.Context, q guard.ApprovalQuery) ([]gua
 	if q.ControlID != 0 {
 		where, args = where+` AND control_id = ?`, append(args, q.ControlID)
 	}
+	if q.PayloadHash != "" {
+		where, args = where+` AND payload_hash = ?`, append(args, q.PayloadHash)
+	}
 	switch q.Status {
 	case "":
 	case guard.ApprovalPending:

@@ -73,6 +73,7 @@ func TestApprovalLifecycle(t *testing.T) {
 			{guard.ApprovalQuery{Status: guard.ApprovalApproved}, 0},
 			{guard.ApprovalQuery{AgentName: "other"}, 0},
 			{guard.ApprovalQuery{ControlID: 7}, 2},
+			{guard.ApprovalQuery{PayloadHash: "sha256:bb"}, 1},
 			{guard.ApprovalQuery{Limit: 1}, 1},
 		} {
 			if l := must[[]guard.ApprovalRecord](t)(s.ListApprovals(ctx, tt.q)); len(l) != tt.want {
