@@ -74,6 +74,9 @@ func compile(controls []Control, cfg *engineConfig, tolerant bool) (*snapshot, e
 		if s.controls[i].redactWith != "" {
 			s.hasRedact = true
 		}
+		if s.controls[i].approval != nil {
+			s.hasApproval = true
+		}
 	}
 	s.paths = c.paths
 	for i := range s.controls {
@@ -235,6 +238,9 @@ func (c *compiler) control(ctl *Control, d *ControlData, prefix string) (cContro
 	}
 	if d.Action.Redact != nil && !c.cfg.shadow {
 		cc.redactWith = d.Action.Redact.replacement()
+	}
+	if d.Action.Approval != nil && !c.cfg.shadow && (decision == DecisionDeny || decision == DecisionSteer) {
+		cc.approval = d.Action.Approval
 	}
 	if decision == DecisionSteer && d.Action.SteeringContext != nil {
 		sc := *d.Action.SteeringContext

@@ -84,6 +84,8 @@ type Action struct {
 	// Redact, with a decision that lets the step through (allow, warn, log, observe), asks for the spans
 	// the condition's evaluators found to be replaced in the evaluation result (Result.Redacted).
 	Redact *Redaction `json:"redact,omitempty"`
+	// Approval, with deny or steer, asks a person to decide the refused step (approval.go).
+	Approval *Approval `json:"approval,omitempty"`
 }
 
 // SteeringContext is the corrective guidance a steer control returns to the agent. Its JSON form always

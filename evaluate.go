@@ -499,6 +499,9 @@ func (b *resultBuilder) finish() {
 	if w.Action == DecisionSteer {
 		r.SteeringContext = w.SteeringContext
 	}
+	if b.snap.hasApproval && !errored {
+		b.markApproval(w)
+	}
 }
 
 // errorText is the error string of a failed condition: the evaluator's name and its error, the name

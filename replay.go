@@ -62,4 +62,7 @@ type ReplayOutcome struct {
 	SteeringContext *SteeringContext `json:"steering_context,omitempty"`
 	Matched         []string         `json:"matched_controls"`
 	Errors          []string         `json:"error_controls"`
+	// ApprovalControl names the control with action.approval that refused the step: a person could have
+	// let it through (docs/approvals.md); empty otherwise.
+	ApprovalControl string `json:"approval_control,omitempty"`
 }

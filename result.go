@@ -16,6 +16,9 @@ type Result struct {
 	// Redacted is the stage's payload with what redacting controls found replaced; nil when no control
 	// with action.redact counted as matched (see Redaction).
 	Redacted *Redacted `json:"redacted,omitempty"`
+	// Approval is set when the deciding control carries action.approval, or when a grant let such a
+	// control through (approval.go); nil otherwise.
+	Approval *ApprovalRequest `json:"approval,omitempty"`
 }
 
 // ControlResult is what one evaluated control produced.

@@ -36,6 +36,7 @@ type snapshot struct {
 	stages      [2]stageIndex // StagePre, StagePost
 	hasExternal bool
 	hasRedact   bool     // some control has action.redact (Engine.Redacts)
+	hasApproval bool     // some control has action.approval (resultBuilder.markApproval)
 	spanSlots   int      // leaves that can redact (cLeaf.spanSlot)
 	patWords    int      // words of the prefilter bitset over all paths
 	runSets     []runSet // distinct (path, byte set) pairs of the run prefilter
@@ -77,6 +78,9 @@ type cControl struct {
 	// redactWith is the replacement template of a control with action.redact, "" for the others and in
 	// a shadow engine (a shadow control never changes what the caller gets).
 	redactWith string
+	// approval is action.approval of an enforced deny or steer control (nil otherwise, and in a shadow
+	// engine: a shadow control never asks anyone).
+	approval *Approval
 }
 
 // Kinds of condition nodes.

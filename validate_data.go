@@ -268,7 +268,7 @@ func (p *parser) scope(v any, path string) Scope {
 	return s
 }
 
-var actionFields = []string{"decision", "steering_context", "metadata", "redact"}
+var actionFields = []string{"decision", "steering_context", "metadata", "redact", "approval"}
 
 func (p *parser) action(v any, path string) Action {
 	var a Action
@@ -303,6 +303,9 @@ func (p *parser) action(v any, path string) Action {
 	a.Metadata = p.jsonObject(obj["metadata"], join(path, "metadata"))
 	if rv := obj["redact"]; rv != nil {
 		a.Redact = p.redact(rv, join(path, "redact"), a.Decision)
+	}
+	if av := obj["approval"]; av != nil {
+		a.Approval = p.approval(av, join(path, "approval"), a.Decision)
 	}
 	return a
 }

@@ -236,6 +236,9 @@ func (b *treeBuilder) action(a *Action) map[string]any {
 		}
 		m["redact"] = rd
 	}
+	if a.Approval != nil {
+		m["approval"] = b.approvalTree(a.Approval)
+	}
 	return m
 }
 

@@ -43,6 +43,8 @@ type Agent struct {
 
 	// shadowShort counts shadow passes the stage's deadline skipped or cut (shadow_deadline.go).
 	shadowShort atomic.Int64
+	// approvals remembers the approval requests of refused steps, for their retry (approval_retry.go).
+	approvals approvalMemo
 
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc

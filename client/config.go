@@ -87,6 +87,11 @@ type Config struct {
 	// guard.DefaultEvaluationTimeout (2 s); negative leaves only the caller's context deadline. A caller's
 	// deadline that comes sooner always wins.
 	EvaluationTimeout time.Duration
+	// ApprovalWait, when positive, makes a step refused by a control with action.approval wait up to this
+	// long for a person's decision (docs/approvals.md): approved, the step is evaluated again with the grant
+	// and goes on; rejected or still pending, it fails with *ApprovalRequiredError. Zero (the default)
+	// fails at once with *ApprovalRequiredError. The caller's context bounds the wait too.
+	ApprovalWait time.Duration
 	// Registry provides the evaluators for in-process evaluation; default evaluator.Default. Evaluators it
 	// does not have make their controls fall to on_error.
 	Registry *evaluator.Registry

@@ -149,9 +149,26 @@ func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, 
 		}
 	}
 	if p.srv.Applies(step, stage) {
-		res, err := a.evaluateServer(ctx, ectx, p, step, stage, cfg)
+		evalStep := step
+		if grant := a.rememberedGrant(ctx, step, stage); grant != "" {
+			// The same step was refused for approval before and a person approved it since.
+			evalStep = withGrant(step, grant)
+		}
+		res, err := a.evaluateServer(ctx, ectx, p, evalStep, stage, cfg)
+		if evalStep != step {
+			step.Input, step.Output = evalStep.Input, evalStep.Output // what a redacting control replaced
+		}
 		if err != nil {
 			return redacted, err
+		}
+		if res.Approval != nil && res.Approval.Status == guard.ApprovalGranted {
+			a.forgetStep(step, stage)
+		}
+		if res.Approval != nil && res.Approval.Status == guard.ApprovalRequired && res.Approval.ID != "" {
+			// A person may approve this step (approval.go): wait for it when configured, else say so.
+			if res, err = a.awaitApproval(ctx, p, step, stage, cfg, res); err != nil {
+				return res.Redacted != nil || redacted, err
+			}
 		}
 		redacted = res.Redacted != nil || redacted
 		if err := res.Err(); err != nil {

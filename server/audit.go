@@ -38,6 +38,9 @@ var auditActions = map[string]string{
 	// An agent registers at every start: recorded when it is new ("agent.registered") or the call changed
 	// it ("agent.updated"), not when it registers the same again.
 	"POST " + apiPrefix + "/agents/initAgent": "agent.registered",
+	// A person's decision on an approval request (docs/approvals.md): "approval.approved" or
+	// "approval.rejected", with the request's agent, control and payload hash.
+	"POST " + apiPrefix + "/approvals/{approval_id}": "approval.decided",
 }
 
 // auditExempt are the non-GET routes that change no policy: drafts checked or tried, templates
@@ -211,6 +214,9 @@ func (s *Server) auditEntry(ctx context.Context, r *http.Request, action string,
 		id = answer.ControlID
 	}
 	e.ControlID = id
+	if action == "approval.decided" {
+		return approvalAuditEntry(e, body), true
+	}
 	switch {
 	case before.agentName != "" && id == 0: // an agent's own change
 		after := s.agentState(ctx, before.agentName)
@@ -387,4 +393,23 @@ func parseAuditQuery(r *http.Request) (guard.AuditQuery, guard.PageRequest, erro
 		return q, pg, problem.Validation("the audit request is not valid", probs...)
 	}
 	return q, pg, nil
+}
+
+// approvalAuditEntry completes the entry of an approval decision from the decided request (the answer):
+// who the request was for, the control and version it was about, and what was decided on which payload.
+func approvalAuditEntry(e guard.AuditEntry, body []byte) guard.AuditEntry {
+	var rec guard.ApprovalRecord
+	_ = json.Unmarshal(body, &rec) // the handler's own JSON
+	e.Action = "approval." + rec.Status
+	e.ControlID, e.Version = rec.ControlID, rec.ControlVersion
+	if rec.AgentName != "" {
+		e.Agents = []string{rec.AgentName}
+	}
+	e.Changes = []string{"~ status: \"pending\" -> \"" + rec.Status + "\""}
+	detail, err := json.Marshal(map[string]any{"approval_id": rec.ID, "payload_hash": rec.PayloadHash,
+		"step_type": rec.StepType, "step_name": rec.StepName, "stage": rec.Stage, "comment": rec.Comment})
+	if err == nil {
+		e.Detail = detail
+	}
+	return e
 }

@@ -195,3 +195,51 @@ func TestEventsCarryControlVersion(t *testing.T) {
 		t.Fatalf("events %v / %v, want versions %v and 1", newest, oldest, v)
 	}
 }
+
+// TestAuditApprovalDecision: a person's decision on an approval request is in the audit trail with the
+// deciding key's name (also the request's decided_by), the agent, the control and its version, and the
+// payload hash and comment; a scoped key of another agent neither sees nor decides it.
+func TestAuditApprovalDecision(t *testing.T) {
+	keys, err := ParseKeys([]byte(`{"keys": [
+		{"name": "finance-lead", "key": "finance-lead-secret", "admin": true},
+		{"name": "other-team", "key": "other-team-secret", "admin": true, "agents": ["other-*"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTS(t, WithAuth(true, []string{"runtime-1"}, nil), WithKeys(keys))
+	k := []string{APIKeyHeader, "finance-lead-secret"}
+	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "support-bot"}, "steps": []any{}}, k...)
+	c := ts.ok(200, "PUT", "/api/v1/controls", map[string]any{"name": "refund-over-limit", "data": refundControl("^[0-9]{4,}")}, k...)
+	id := int64(c["control_id"].(float64))
+	ts.ok(200, "POST", fmt.Sprintf("/api/v1/agents/support-bot/controls/%d", id), nil, k...)
+	res := ts.ok(200, "POST", "/api/v1/evaluation", map[string]any{"agent_name": "support-bot", "stage": "pre",
+		"step": map[string]any{"type": "tool", "name": "refund", "input": map[string]any{"amount": 5000}}}, APIKeyHeader, "runtime-1")
+	apv, _ := res["approval"].(map[string]any)
+	if apv == nil {
+		t.Fatalf("no approval request: %v", res)
+	}
+	apvID := apv["id"].(string)
+	if r := ts.do("POST", "/api/v1/approvals/"+apvID, map[string]any{"decision": "approve"}, APIKeyHeader, "other-team-secret"); r.Code != 404 {
+		t.Fatalf("a key scoped to other agents decided it: %d %s", r.Code, r.Body)
+	}
+	dec := ts.ok(200, "POST", "/api/v1/approvals/"+apvID, map[string]any{"decision": "approve", "comment": "ok once"}, k...)
+	if dec["decided_by"] != "finance-lead" {
+		t.Errorf("decided_by %v, want the key's name", dec["decided_by"])
+	}
+	got := auditEntries(ts, "finance-lead-secret", "?action=approval.approved")
+	if len(got) != 1 {
+		t.Fatalf("approval entries %v", got)
+	}
+	e := got[0]
+	if e["key_name"] != "finance-lead" || e["control_id"] != float64(id) || e["version"] != dec["control_version"] ||
+		fmt.Sprint(e["agents"]) != "[support-bot]" || fmt.Sprint(e["changes"]) != `[~ status: "pending" -> "approved"]` {
+		t.Errorf("entry %v", e)
+	}
+	detail, _ := e["detail"].(map[string]any)
+	if detail["approval_id"] != apvID || detail["payload_hash"] != apv["payload_hash"] || detail["comment"] != "ok once" {
+		t.Errorf("detail %v", detail)
+	}
+	if len(auditEntries(ts, "other-team-secret", "?action=approval.approved")) != 0 {
+		t.Error("a key scoped to other agents reads the decision")
+	}
+}

@@ -36,19 +36,20 @@ func crossSitePayloads(c1 int64) map[string]string {
 			`"control_name":"c1","check_stage":"pre","step_type":"llm","step_name":"chat","action":"deny","matched":true,"confidence":1,"timestamp":"2026-01-01T00:00:00Z"}]}`, c1),
 		"POST /api/v1/observability/events/query": `{"agent_name":"a1"}`,
 		"POST /api/v1/steps/captured":             `{"steps":[{"agent_name":"a1","stage":"pre","decision":"allow","step":{"type":"llm","name":"chat","input":"x"}}]}`,
+		"POST /api/v1/approvals/{approval_id}":    `{"decision":"approve","comment":"pwned"}`,
 		"POST /api/v1/controls/replay": fmt.Sprintf(`{"agent_name":"a1","controls":[{"id":%d,"data":{"condition":{"selector":{"path":"input"},`+
 			`"evaluator":{"name":"regex","config":{"pattern":"pwned"}}},"action":{"decision":"deny"}}}]}`, c1),
 	}
 }
 
 // crossSiteTarget turns a route pattern into a path that acts on the fixture: control c1 (linked to a1,
-// two versions), control c2 (not linked).
-func crossSiteTarget(rt route, c1, c2 int64) string {
+// two versions), control c2 (not linked), approval request apv (pending).
+func crossSiteTarget(rt route, c1, c2 int64, apv string) string {
 	id := c1
 	if rt.method == "POST" && strings.HasSuffix(rt.path, "/controls/{control_id}") {
 		id = c2 // linking c1 again would change nothing
 	}
-	p := strings.NewReplacer("{agent_name}", "a1", "{control_id}", fmt.Sprint(id), "{version}", "1", "{template_name}", "us-ssn").Replace(rt.path)
+	p := strings.NewReplacer("{agent_name}", "a1", "{control_id}", fmt.Sprint(id), "{version}", "1", "{template_name}", "us-ssn", "{approval_id}", apv).Replace(rt.path)
 	if rt.method == "DELETE" && rt.path == apiPrefix+"/controls/{control_id}" {
 		p += "?force=true"
 	}
@@ -78,6 +79,12 @@ func TestCrossSiteWritesChangeNothing(t *testing.T) {
 	setup.ok(200, "PUT", fmt.Sprintf("/api/v1/controls/%d/data", c1), map[string]any{"data": regexData("xy", "deny")})
 	c2 := setup.createControl("c2", regexData("z", "deny"))
 	setup.link("a1", c1)
+	// A pending approval request: deciding it is a write like any other.
+	apvData := regexData("needs-approval", "deny")
+	apvData["action"] = map[string]any{"decision": "deny", "approval": map[string]any{}}
+	setup.link("a1", setup.createControl("c3", apvData))
+	apv := setup.ok(200, "POST", "/api/v1/evaluation", map[string]any{"agent_name": "a1", "stage": "pre",
+		"step": map[string]any{"type": "llm", "name": "chat", "input": "needs-approval"}})["approval"].(map[string]any)["id"].(string)
 	own := []string{"Host", addr} // the in-process requests of dump() come from the server's own host
 	snapshot := func() string {
 		if err := rec.Flush(context.Background()); err != nil {
@@ -118,7 +125,7 @@ func TestCrossSiteWritesChangeNothing(t *testing.T) {
 			t.Errorf("%s: no payload in crossSitePayloads; add one", rt.pattern())
 			continue
 		}
-		path := crossSiteTarget(rt, c1, c2)
+		path := crossSiteTarget(rt, c1, c2, apv)
 		for _, a := range attacks {
 			body := payload
 			if a.formBody || (body == "" && a.code == problem.CodeUnsupportedMediaType) {
@@ -168,7 +175,7 @@ func TestCrossSiteWritesChangeNothing(t *testing.T) {
 		if !ok {
 			continue
 		}
-		path := crossSiteTarget(rt, c1, c2)
+		path := crossSiteTarget(rt, c1, c2, apv)
 		hdr := []string{"Origin", "http://" + addr, "Sec-Fetch-Site", "same-origin", "Host", addr}
 		var body any
 		if payload != "" {
@@ -206,6 +213,7 @@ func (ts *tserver) dumpAs(hdr ...string) string {
 		get("/api/v1/agents/" + name)
 		get("/api/v1/agents/" + name + "/controls")
 	}
+	get("/api/v1/approvals?limit=100")
 	return requestIDField.ReplaceAllString(b.String(), `"request_id":"-"`)
 }
 

@@ -28,6 +28,12 @@ func TestDecodingRule(t *testing.T) {
 		Decision: guard.DecisionAllow, Time: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
+	// An approval request to decide.
+	apvData := regexData("needs-approval", "deny")
+	apvData["action"] = map[string]any{"decision": "deny", "approval": map[string]any{}}
+	ts.link("bot", ts.createControl("ap", apvData))
+	apv := ts.ok(200, "POST", "/api/v1/evaluation", map[string]any{"agent_name": "bot", "stage": "pre",
+		"step": map[string]any{"type": "llm", "name": "chat", "input": "needs-approval"}})["approval"].(map[string]any)["id"].(string)
 	ctl := fmt.Sprintf("/api/v1/controls/%d", id)
 	data := `{"condition":{"selector":{"path":"input"},"evaluator":{"name":"regex","config":{"pattern":"x"}}},"action":{"decision":"deny"}%s}`
 	event := `{"control_execution_id":"%s","agent_name":"bot","control_id":1,"control_name":"c","check_stage":"pre",` +
@@ -70,6 +76,7 @@ func TestDecodingRule(t *testing.T) {
 		{"replay", "POST", "/api/v1/controls/replay", func(x string) string {
 			return `{"agent_name":"bot","controls":[{"id":` + strconv.FormatInt(id, 10) + `,"data":` + fmt.Sprintf(data, "") + `}]` + x + `}`
 		}, 200, false, "zz"},
+		{"decide approval", "POST", "/api/v1/approvals/" + apv, func(x string) string { return `{"decision":"approve"` + x + `}` }, 200, false, "zz"},
 		{"post captured steps", "POST", "/api/v1/steps/captured", func(x string) string {
 			return `{"steps":[{"agent_name":"bot","stage":"pre","decision":"allow","step":{"type":"llm","name":"chat","input":"x"` + x + `}` + x + `}]}`
 		}, 202, true, "steps.0.zz"},

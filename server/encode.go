@@ -153,6 +153,12 @@ func appendResult(b []byte, r *guard.Result) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if r.Approval != nil { // rare (approval.go): encoding/json is fast enough
+		b = append(b, `,"approval":`...)
+		if b, err = appendAny(b, r.Approval); err != nil {
+			return nil, err
+		}
+	}
 	return append(b, '}'), nil
 }
 

@@ -62,6 +62,9 @@ func (s *Server) evaluateTraced(w http.ResponseWriter, r *http.Request, sp trace
 		s.failEvaluation(w, r, sp, err)
 		return
 	}
+	if res.Approval != nil {
+		res = s.settleApproval(r, eng, agent, req.Step, stage, res)
+	}
 	s.afterEvaluation(r, agent, req.Step, stage, res)
 	if eng.HasShadow() {
 		s.evaluateShadow(ctx, r, eng, agent, req.Step, stage)

@@ -113,6 +113,7 @@ func (s *Server) afterEvaluation(r *http.Request, agent string, step *guard.Step
 		}
 		events := observability.EventsFromResult(agent, step, stage, res, traceID, spanID, time.Now())
 		setKeyName(r, events)
+		tagApprovalEvent(events, res.Approval)
 		if len(events) > 0 {
 			s.cfg.obs.recorder.Enqueue(events)
 		}

@@ -313,5 +313,8 @@ func outcome(r *guard.Result) guard.ReplayOutcome {
 	for i := range r.Errors {
 		o.Errors = append(o.Errors, r.Errors[i].ControlName)
 	}
+	if r.Approval != nil {
+		o.ApprovalControl = r.Approval.ControlName
+	}
 	return o
 }

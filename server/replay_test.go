@@ -425,3 +425,22 @@ func TestReplayLimitAndLargeSteps(t *testing.T) {
 		t.Fatalf("no truncated sample: %v", res)
 	}
 }
+
+// TestReplayReportsApproval: a draft that adds action.approval to a control says, in its samples, which
+// steps a person could have let through.
+func TestReplayReportsApproval(t *testing.T) {
+	ts, id := replayFixture(t)
+	data := denyData("drop|delete")
+	data["action"] = map[string]any{"decision": "deny", "approval": map[string]any{"message": "a person decides"}}
+	r := ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot",
+		"controls": []any{map[string]any{"id": id, "data": data}}})
+	res := r["result"].(map[string]any)
+	samples := res["samples"].([]any)
+	if len(samples) != 1 {
+		t.Fatalf("samples %v", samples)
+	}
+	s := samples[0].(map[string]any)
+	if s["draft"].(map[string]any)["approval_control"] != "block-drop-bot" || s["current"].(map[string]any)["approval_control"] != nil {
+		t.Fatalf("sample %v", s)
+	}
+}

@@ -70,6 +70,12 @@ func (s *Server) routes() []route {
 		f("POST", apiPrefix+"/controls/replay", levelAdmin, s.replayControls),
 		f("GET", apiPrefix+"/controls/replay/jobs/{job_id}", levelAdmin, s.getReplayJob),
 
+		// Approvals (issue 25, approvals.go): reading shows the redacted step and its grant to the agent
+		// that waits for it (runtime); deciding takes the admin key.
+		f("GET", apiPrefix+"/approvals", levelRuntime, s.listApprovals),
+		f("GET", apiPrefix+"/approvals/{approval_id}", levelRuntime, s.getApproval),
+		f("POST", apiPrefix+"/approvals/{approval_id}", levelAdmin, s.decideApproval),
+
 		// The reference implementation's policies: absent here, with a 404 that says why (any method).
 		// Public, like any unknown route: the answer reveals nothing.
 		f("", apiPrefix+"/policies", levelPublic, s.policiesGone),

@@ -28,6 +28,7 @@ type scopeFixture struct {
 	bravoEvents, bravoCaptured       int
 	bravoVersion, sharedVersion      float64
 	bravoAgentBody, bravoControlBody string
+	bravoApproval, bravoApprovalBody string
 }
 
 const (
@@ -78,6 +79,17 @@ func newScopeFixture(t *testing.T) *scopeFixture {
 	f.bravo = mk("bravo-only", "bravo-1")
 	f.shared = mk("shared-ctl", "alpha-1", "bravo-1")
 	f.unlinked = mk("draft-ctl")
+	// An approval request of bravo-1: a refund its approval control refused.
+	refund := mk("bravo-refund", "bravo-1")
+	ts.ok(200, "PUT", fmt.Sprintf("/api/v1/controls/%d/data", refund), map[string]any{"data": refundControl("^[0-9]{4,}")}, g...)
+	res := ts.ok(200, "POST", "/api/v1/evaluation", map[string]any{"agent_name": "bravo-1", "stage": "pre",
+		"step": map[string]any{"type": "tool", "name": "refund", "input": map[string]any{"amount": 5000}}}, g...)
+	if apv, ok := res["approval"].(map[string]any); ok {
+		f.bravoApproval, _ = apv["id"].(string)
+	}
+	if f.bravoApproval == "" {
+		t.Fatalf("no approval request in %v", res)
+	}
 	now := time.Now()
 	for _, a := range []string{"alpha-1", "bravo-1"} {
 		// events of both agents, through the recorder
@@ -111,6 +123,7 @@ func (f *scopeFixture) snapshot() {
 	f.sharedVersion = ts.ok(200, "GET", fmt.Sprintf("/api/v1/controls/%d", f.shared), nil, g...)["version"].(float64)
 	f.bravoAgentBody = string(ts.do("GET", "/api/v1/agents/bravo-1", nil, g...).Body)
 	f.bravoControlBody = string(ts.do("GET", "/api/v1/agents/bravo-1/controls", nil, g...).Body)
+	f.bravoApprovalBody = string(ts.do("GET", "/api/v1/approvals/"+f.bravoApproval, nil, g...).Body)
 }
 
 // scopeCase is one request of a scoped key at something of bravo-1. want is the status (404 or 403); 200
@@ -142,6 +155,9 @@ func (f *scopeFixture) scopeCases() map[string][]scopeCase {
 		"GET /api/v1/observability/status":                              none, // the recorder's own health: no agent's data
 		"GET /api/v1/audit":                                             {{path: "/api/v1/audit", want: 200}, {path: "/api/v1/audit?agent_name=bravo-1", want: 404}, {path: "/api/v1/audit?control_id=" + b, want: 200}},
 		"GET /api/v1/evaluators":                                        none,
+		"GET /api/v1/approvals":                                         {{path: "/api/v1/approvals", want: 200}, {path: "/api/v1/approvals?agent_name=bravo-1", want: 404}},
+		"GET /api/v1/approvals/{approval_id}":                           {{path: "/api/v1/approvals/" + f.bravoApproval, want: 404}, {path: "/api/v1/approvals/" + f.bravoApproval + "?wait=1", want: 404}},
+		"POST /api/v1/approvals/{approval_id}":                          {{path: "/api/v1/approvals/" + f.bravoApproval, body: map[string]any{"decision": "approve"}, want: 404}},
 		"GET /api/v1/control-templates":                                 none,
 		"GET /api/v1/control-templates/{template_name}":                 {{path: "/api/v1/control-templates/us-ssn", want: 200}},
 		"POST /api/v1/control-templates/{template_name}/render":         {{path: "/api/v1/control-templates/us-ssn/render", body: map[string]any{}, want: 200}},
@@ -253,7 +269,8 @@ func TestScopedKeyEveryRoute(t *testing.T) {
 	before := *f
 	f.snapshot()
 	if f.bravoEvents != before.bravoEvents || f.bravoCaptured != before.bravoCaptured || f.bravoVersion != before.bravoVersion ||
-		f.sharedVersion != before.sharedVersion || f.bravoAgentBody != before.bravoAgentBody || f.bravoControlBody != before.bravoControlBody {
+		f.sharedVersion != before.sharedVersion || f.bravoAgentBody != before.bravoAgentBody || f.bravoControlBody != before.bravoControlBody ||
+		f.bravoApprovalBody != before.bravoApprovalBody {
 		t.Errorf("bravo-1 changed: events %d->%d captured %d->%d version %v->%v shared %v->%v\nagent %s\n->    %s\ncontrols %s\n->       %s",
 			before.bravoEvents, f.bravoEvents, before.bravoCaptured, f.bravoCaptured, before.bravoVersion, f.bravoVersion,
 			before.sharedVersion, f.sharedVersion, before.bravoAgentBody, f.bravoAgentBody, before.bravoControlBody, f.bravoControlBody)

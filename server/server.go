@@ -44,6 +44,8 @@ type Server struct {
 	tracer  trace.Tracer // nil: no spans (WithTracerProvider)
 	jobs    *replayJobs  // replay jobs (replay_jobs.go)
 	sdks    sdkTracker   // the agents' SDKs last written (agent_sdk.go)
+	// approvals holds the waits for decisions and the webhook sender (approvals.go).
+	approvals *approvals
 
 	stopOnce sync.Once
 	stop     context.CancelFunc
@@ -72,6 +74,8 @@ type config struct {
 	// capture and replay: step capture (capture.go) and replay jobs (replay_jobs.go).
 	capture *capture.Recorder
 	replay  replayConfig
+	// approvals: the approval webhook and redaction (approvals.go).
+	approvals approvalConfig
 }
 
 // Option configures a Server.
@@ -182,6 +186,10 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	s.jobs.base = ctx // Close cancels running replays
+	s.approvals = newApprovals(cfg.approvals, s)
+	if s.approvals.hook != nil {
+		s.approvals.hook.start(ctx)
+	}
 	if cfg.pollInterval > 0 {
 		go s.cache.poll(ctx, cfg.pollInterval, s.done)
 	} else {
@@ -198,6 +206,9 @@ func (s *Server) Close() error {
 	s.stopOnce.Do(func() {
 		s.stop()
 		<-s.done
+		if s.approvals.hook != nil {
+			s.approvals.hook.wait()
+		}
 	})
 	return nil
 }

@@ -42,6 +42,8 @@ type Store struct {
 	// cursorSecret keys the MAC of pagination cursors: the database's, read on first use (cursor.go).
 	cursorSecret []byte
 	cursorMu     sync.Mutex
+	// approvalSecret keys the MAC of approval grants (approvals.go), read on first use under cursorMu.
+	approvalSecret []byte
 }
 
 var _ guard.Store = (*Store)(nil)

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/client"
 	"github.com/guardrail-control/guard/client/mcpgateway"
 )
 
@@ -516,5 +517,38 @@ func TestBlockedResult(t *testing.T) {
 	res := mcpgateway.BlockedResult(guard.StagePre, &guard.ControlViolationError{ControlName: "c"})
 	if !res.IsError || text(res) != `Tool call blocked by guard control "c".` {
 		t.Fatalf("deny without a message: %q", text(res))
+	}
+}
+
+// TestBlockedResultNamesTheApproval: a call refused for approval says which request a person may approve
+// and that the same call then runs; a rejection says so.
+func TestBlockedResultNamesTheApproval(t *testing.T) {
+	deny := &guard.ControlViolationError{ControlName: "refund-over-limit", Message: "Refund of 1000 or more"}
+	for _, tt := range []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"required", &client.ApprovalRequiredError{Approval: guard.ApprovalRequest{ID: "r-1", URL: "/api/v1/approvals/r-1"}, Status: guard.ApprovalRequired, Err: deny},
+			[]string{`Tool call blocked by guard control "refund-over-limit": Refund of 1000 or more`, "approval request r-1 (/api/v1/approvals/r-1", "call the tool again with the same arguments"}},
+		{"rejected", &client.ApprovalRequiredError{Approval: guard.ApprovalRequest{ID: "r-2"}, Status: guard.ApprovalRejected, Comment: "no", Err: deny},
+			[]string{"blocked by guard control", "Approval request r-2 was rejected: no."}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mcpgateway.BlockedResult(guard.StagePre, tt.err)
+			if res == nil || !res.IsError {
+				t.Fatalf("result %+v", res)
+			}
+			got := text(res)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("text %q lacks %q", got, w)
+				}
+			}
+			meta := res.Meta["guard"].(map[string]any)
+			if meta["approval_id"] == nil || meta["decision"] != "deny" {
+				t.Errorf("meta %v", meta)
+			}
+		})
 	}
 }

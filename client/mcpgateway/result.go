@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/client"
 )
 
 // MetaKey is the key of the _meta entry a blocked call's result carries, for clients that act on it
@@ -313,6 +314,21 @@ func BlockedResult(stage guard.Stage, err error) *mcp.CallToolResult {
 		text.WriteString("\nCorrect the call and try again.")
 	default:
 		return nil
+	}
+	var ar *client.ApprovalRequiredError
+	if errors.As(err, &ar) && ar.Approval.ID != "" {
+		// A person may let this exact call through: say where, and that a retry then runs.
+		meta["approval_id"], meta["approval_url"], meta["approval_status"] = ar.Approval.ID, ar.Approval.URL, ar.Status
+		if ar.Status == guard.ApprovalRejected {
+			fmt.Fprintf(&text, "\nApproval request %s was rejected", ar.Approval.ID)
+			if ar.Comment != "" {
+				fmt.Fprintf(&text, ": %s", ar.Comment)
+			}
+			text.WriteByte('.')
+		} else {
+			fmt.Fprintf(&text, "\nA person may approve this exact call: approval request %s (%s, or Approvals in the guard dashboard). "+
+				"Once it is approved, call the tool again with the same arguments.", ar.Approval.ID, ar.Approval.URL)
+		}
 	}
 	return &mcp.CallToolResult{
 		Meta:    mcp.Meta{MetaKey: meta},

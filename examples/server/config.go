@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -62,6 +63,8 @@ type Config struct {
 	CaptureRedact   []string
 	CaptureMaxBytes int64
 	CaptureMaxAge   time.Duration
+	// ApprovalWebhookURL (GUARD_APPROVAL_WEBHOOK_URL) receives new approval requests (docs/approvals.md).
+	ApprovalWebhookURL string
 
 	// HostExplicit says HOST was set: the default host depends on authentication, and an explicit
 	// non-loopback host with authentication off earns a warning at start.
@@ -150,6 +153,15 @@ var envVars = []envVar{
 			if _, err := capture.ParseRedactPaths(c.CaptureRedact); err != nil {
 				return "a comma-separated list of paths starting with input, output or context"
 			}
+			return ""
+		}},
+	{name: "GUARD_APPROVAL_WEBHOOK_URL", desc: "http(s) URL that receives a Slack-compatible JSON POST when an approval request opens (retried, never delaying an evaluation)",
+		set: func(c *Config, v string) string {
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return "an http or https URL"
+			}
+			c.ApprovalWebhookURL = v
 			return ""
 		}},
 	{name: "GUARD_CAPTURE_MAX_BYTES", def: "268435456", desc: "bound of the kept steps' JSON in bytes (256 MiB); the oldest go first",

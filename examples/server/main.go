@@ -218,6 +218,11 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 			}
 		}()
 	}
+	// Approval requests keep their step redacted like captured steps (GUARD_CAPTURE_REDACT).
+	approvalRedact, err := capture.ParseRedactPaths(cfg.CaptureRedact)
+	if err != nil {
+		return fmt.Errorf("GUARD_CAPTURE_REDACT: %w", err)
+	}
 	stopPruner := observability.StartPruner(context.Background(), st, time.Duration(cfg.RetentionDays)*24*time.Hour, logger)
 	defer stopPruner()
 
@@ -246,6 +251,8 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithEvaluationTimeout(cfg.EvaluationTimeout),
 		server.WithTracerProvider(tp),
 		server.WithCapture(capRec),
+		server.WithApprovalWebhook(cfg.ApprovalWebhookURL),
+		server.WithApprovalRedact(approvalRedact),
 	)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import { evaluatorsView } from './evaluators.js';
 import { eventsView } from './events.js';
 import { overviewView } from './overview.js';
 import { controlActivityView } from './control_activity.js';
+import { approvalsView, approvalView } from './approvals.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('banner');
@@ -27,6 +28,8 @@ const routes = [
   [/^#\/controls\/(\d+)\/history$/, (m) => (el) => historyView(el, Number(m[1])), 'controls', 'Control history'],
   [/^#\/evaluators\/?$/, () => evaluatorsView, 'evaluators', 'Evaluators'],
   [/^#\/events\/?(\?.*)?$/, () => eventsView, 'events', 'Events'],
+  [/^#\/approvals\/?$/, () => approvalsView, 'approvals', 'Approvals'],
+  [/^#\/approvals\/([^/]+)$/, (m) => (el) => approvalView(el, decodeURIComponent(m[1])), 'approvals', 'Approval'],
 ];
 
 let loginShown = false;

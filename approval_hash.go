@@ -1,0 +1,198 @@
+package guard
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The payload hash is computed on every step refused by an approval control and on every presented
+// grant, inside POST /evaluation, with a budget of a few microseconds (BENCHMARKS.md, "Approvals"). For
+// the values a decoded JSON step holds (nil, bool, float64, string, []any, map[string]any) canonFast
+// writes the RFC 8785 form directly into a pooled buffer; any other value (json.Number, a typed struct
+// built in Go, ...) declines and PayloadHash takes the library path (encoding/json, then jsontext's
+// Canonicalize). TestPayloadHashFastMatchesLibrary checks both give the same bytes.
+
+// canonBuf is the pooled state of canonFast: the output and a stack of key lists for sorting.
+type canonBuf struct {
+	b    []byte
+	keys [][]string
+}
+
+var canonBufs = sync.Pool{New: func() any { return &canonBuf{b: make([]byte, 0, 512)} }}
+
+// payloadHashFast returns the hash of v, or ok false when v holds a value canonFast does not write.
+func payloadHashFast(v any) (string, bool) {
+	cb := canonBufs.Get().(*canonBuf)
+	var ok bool
+	cb.b, ok = cb.canon(cb.b[:0], v, 0)
+	if !ok {
+		canonBufs.Put(cb)
+		return "", false
+	}
+	sum := sha256.Sum256(cb.b)
+	if cap(cb.b) <= 64<<10 {
+		canonBufs.Put(cb)
+	}
+	var out [len(PayloadHashPrefix) + 2*sha256.Size]byte
+	copy(out[:], PayloadHashPrefix)
+	hex.Encode(out[len(PayloadHashPrefix):], sum[:])
+	return string(out[:]), true
+}
+
+// canon appends the canonical form of v; depth bounds the recursion (a deeper value declines, and the
+// library path reports it).
+func (cb *canonBuf) canon(b []byte, v any, depth int) ([]byte, bool) {
+	if depth > MaxJSONDepth {
+		return b, false
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		if x {
+			return append(b, "true"...), true
+		}
+		return append(b, "false"...), true
+	case float64:
+		return canonNumber(b, x)
+	case string:
+		return canonString(b, x)
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = cb.canon(b, e, depth+1); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	case map[string]any:
+		for depth >= len(cb.keys) {
+			cb.keys = append(cb.keys, nil)
+		}
+		keys := cb.keys[depth][:0]
+		ascii := true
+		for k := range x {
+			keys = append(keys, k)
+			if ascii && !isASCII(k) {
+				ascii = false
+			}
+		}
+		if ascii {
+			slices.Sort(keys) // for ASCII, byte order is UTF-16 code unit order
+		} else {
+			slices.SortFunc(keys, compareUTF16)
+		}
+		cb.keys[depth] = keys
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = canonString(b, k); !ok {
+				return b, false
+			}
+			b = append(b, ':')
+			if b, ok = cb.canon(b, x[k], depth+1); !ok {
+				return b, false
+			}
+		}
+		clear(keys) // drop the references to the step's keys
+		return append(b, '}'), true
+	}
+	return b, false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// compareUTF16 orders strings by their UTF-16 code units, as RFC 8785 sorts object keys.
+func compareUTF16(a, b string) int {
+	return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
+}
+
+// canonNumber writes f as ECMAScript's Number.prototype.toString does (RFC 8785, 3.2.2.3): the shortest
+// form that reads back, exponent notation below 1e-6 and from 1e21, -0 as 0.
+func canonNumber(b []byte, f float64) ([]byte, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, false
+	}
+	if f == 0 {
+		return append(b, '0'), true
+	}
+	abs := math.Abs(f)
+	fmt := byte('f')
+	if abs < 1e-6 || abs >= 1e21 {
+		fmt = 'e'
+	}
+	b = strconv.AppendFloat(b, f, fmt, -1, 64)
+	if fmt == 'e' {
+		// Go writes e-07 and e+21; ECMAScript e-7 and e+21.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+// canonString writes s quoted with the escapes of RFC 8785 (3.2.2.2): \" \\ \b \f \n \r \t, other
+// control characters as \u00xx, everything else as is. Invalid UTF-8 declines.
+func canonString(b []byte, s string) ([]byte, bool) {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return b, false
+			}
+			i += size
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			const hexd = "0123456789abcdef"
+			b = append(b, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&0xf])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"'), true
+}

@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/server/capture"
+)
+
+// settleApproval runs when the control that decided res carries action.approval (res.Approval set by
+// the engine). A grant presented in the step's context (GrantContextKey) that is signed by this database,
+// unexpired, bound to this agent, control, control version, step, stage and payload hash, lets the step
+// be evaluated again with that control let through (Engine.EvaluateGranted); when nothing else blocks, the
+// grant is consumed in the database (once, across replicas) and that result is the answer. Otherwise the
+// step stays refused, with the grant's problem in grant_error, and a request is opened (or the pending
+// one of the same step reused) for a person to decide; a new request is announced on the webhook.
+//
+// A failure of the database here never lets a step through: the refusal stands, without a request id.
+func (s *Server) settleApproval(r *http.Request, eng *guard.Engine, agent string, step *guard.Step, stage guard.Stage, res *guard.Result) *guard.Result {
+	as, ok := s.store.(guard.ApprovalStore)
+	if !ok {
+		return res
+	}
+	ctx := r.Context()
+	hash, err := guard.PayloadHash(step, stage)
+	if err != nil {
+		s.log.Warn("approval: the step's payload cannot be hashed", zap.String("agent", agent), zap.Error(err))
+		return res
+	}
+	res.Approval.PayloadHash = hash
+	if tok, present := step.Context[GrantContextKey]; present {
+		gres, gerr := s.useGrant(ctx, as, eng, tok, agent, step, stage, hash, res.Approval.ControlID)
+		switch {
+		case gerr == nil && gres.Approval != nil && gres.Approval.Status == guard.ApprovalRequired:
+			res = gres // let through, then refused by another approval control: a request for that one
+			res.Approval.PayloadHash = hash
+		case gerr == nil:
+			return gres
+		default:
+			res.Approval.GrantError = gerr.Error()
+		}
+	}
+	s.openApproval(ctx, as, agent, step, stage, res)
+	return res
+}
+
+// useGrant checks grant tok for this step and, when it holds, evaluates with the control let through and
+// consumes the grant if that let the step run. The error says why the grant did not apply.
+func (s *Server) useGrant(ctx context.Context, as guard.ApprovalStore, eng *guard.Engine, tok any, agent string,
+	step *guard.Step, stage guard.Stage, hash string, controlID int64) (*guard.Result, error) {
+	key, err := as.ApprovalKey(ctx)
+	if err != nil {
+		return nil, errors.New("the grant could not be checked (database unavailable)")
+	}
+	g, err := parseGrant(tok)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := g.verify(key, agent, controlID, step, stage, hash, time.Now())
+	if !ok {
+		// Not signed for this step: say which binding differs (the failure path may read the database).
+		rec, gerr := as.GetApproval(ctx, g.id)
+		if gerr != nil {
+			return nil, mismatch(nil, agent, controlID, step, stage, hash)
+		}
+		return nil, mismatch(&rec, agent, controlID, step, stage, hash)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ctl, err := s.store.GetControl(ctx, controlID)
+	if err != nil {
+		return nil, errors.New("the grant could not be checked (control not readable)")
+	}
+	if ctl.Version != g.version {
+		return nil, errGrantChanged
+	}
+	ectx, cancel := context.WithTimeout(ctx, s.cfg.evalTimeout)
+	gres, err := eng.EvaluateGranted(ectx, step, stage, controlID)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	if gres.Approval == nil || gres.Approval.Status != guard.ApprovalGranted {
+		// Another control refused the step (or the control did not match): the grant is kept for later.
+		return gres, nil
+	}
+	used, err := as.ConsumeApproval(ctx, g.id, grantedExecutionID(gres, controlID), time.Now())
+	if err != nil {
+		return nil, errors.New("the grant could not be used (database unavailable)")
+	}
+	if !used {
+		return nil, errGrantUsed
+	}
+	gres.Approval.ID = g.id
+	gres.Approval.PayloadHash = hash
+	gres.Approval.URL = approvalPath(g.id)
+	return gres, nil
+}
+
+// grantedExecutionID is the control_execution_id of the granted control's entry: its event.
+func grantedExecutionID(res *guard.Result, controlID int64) string {
+	for _, l := range [][]guard.ControlResult{res.Matches, res.Errors} {
+		for i := range l {
+			if l[i].ControlID == controlID {
+				return l[i].ControlExecutionID
+			}
+		}
+	}
+	return ""
+}
+
+// openApproval stores the request of res.Approval (or finds the pending one of this exact step) and fills
+// its id, expiry and URL; a new request is announced on the webhook.
+func (s *Server) openApproval(ctx context.Context, as guard.ApprovalStore, agent string, step *guard.Step, stage guard.Stage, res *guard.Result) {
+	a := res.Approval
+	ctl, err := s.store.GetControl(ctx, a.ControlID)
+	if err != nil {
+		s.log.Warn("approval: the control cannot be read; no request opened", zap.Int64("control_id", a.ControlID), zap.Error(err))
+		return
+	}
+	shown := *res.RedactedStep(step)
+	if _, ok := shown.Context[GrantContextKey]; ok {
+		shown.Context = make(map[string]any, len(step.Context))
+		for k, v := range step.Context {
+			if k != GrantContextKey {
+				shown.Context[k] = v
+			}
+		}
+	}
+	body, err := capture.EncodeStep(&shown, s.cfg.approvals.redact)
+	if err != nil {
+		s.log.Warn("approval: the step cannot be encoded; no request opened", zap.Error(err))
+		return
+	}
+	rec, created, err := as.OpenApproval(ctx, guard.ApprovalRecord{AgentName: agent, ControlID: a.ControlID, ControlVersion: ctl.Version,
+		ControlName: a.ControlName, StepType: step.Type, StepName: step.Name, Stage: stage, PayloadHash: a.PayloadHash,
+		Step: body, Message: a.Message, Approvers: a.Approvers, TTL: a.TTL})
+	if err != nil {
+		s.log.Warn("approval: the request cannot be stored", zap.String("agent", agent), zap.Error(err))
+		return
+	}
+	a.ID = rec.ID
+	exp := rec.ExpiresAt
+	a.ExpiresAt = &exp
+	a.URL = approvalPath(rec.ID)
+	if created {
+		s.approvals.announce(&rec)
+	}
+}
+
+// approvalPath is where a request is read and decided.
+func approvalPath(id string) string { return apiPrefix + "/approvals/" + id }
+
+// tagApprovalEvent marks the event of the control that asked for (or was let through by) an approval
+// with the request's id and status, in its metadata: an auditor goes from an event to its approval and
+// back (ApprovalRecord.UsedExecutionID).
+func tagApprovalEvent(events []guard.Event, a *guard.ApprovalRequest) {
+	if a == nil || a.ID == "" {
+		return
+	}
+	for i := range events {
+		if events[i].ControlID == a.ControlID {
+			md := make(map[string]any, len(events[i].Metadata)+2)
+			for k, v := range events[i].Metadata {
+				md[k] = v
+			}
+			md["approval_id"] = a.ID
+			md["approval_status"] = a.Status
+			events[i].Metadata = md
+			return
+		}
+	}
+}

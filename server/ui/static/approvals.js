@@ -1,0 +1,82 @@
+// Approvals (issue 25): the inbox of approval requests opened by controls with action.approval, and one
+// request with the exact step that would run (redacted as captured steps are), to approve or reject with
+// a comment. Deciding needs an admin key: a read-only key sees the buttons disabled.
+import { h, errorBox, table, pageHead, fmtTime, field } from './dom.js';
+import { api, qs, session } from './api.js';
+
+const statusBadge = (s) => h('span', { class: 'badge approval-' + s }, s);
+
+// approvalsView lists the pending requests first (the inbox), then the decided and expired ones (the
+// history), newest first.
+export async function approvalsView(el) {
+  const [pending, all] = await Promise.all([
+    api.get('/approvals' + qs({ status: 'pending', limit: 100 })),
+    api.get('/approvals' + qs({ limit: 100 })),
+  ]);
+  el.append(pageHead('Approvals'));
+  el.append(h('p', { class: 'muted' }, 'Steps refused by a control that asks a person. Approving lets that exact step run once; the agent retries it with the grant.'));
+  const row = (a) => h('tr', { dataset: { id: a.id } },
+    h('td', {}, h('a', { href: '#/approvals/' + encodeURIComponent(a.id) }, `${a.step_type} ${a.step_name}`)),
+    h('td', {}, a.agent_name),
+    h('td', {}, a.control_name),
+    h('td', {}, statusBadge(a.status)),
+    h('td', {}, fmtTime(a.created_at)));
+  const heads = ['Step', 'Agent', 'Control', 'Status', 'Opened'];
+  el.append(h('section', { id: 'approvals-pending', 'aria-labelledby': 'approvals-pending-h' },
+    h('h2', { id: 'approvals-pending-h' }, `Waiting for a decision (${pending.approvals.length})`),
+    table(heads, pending.approvals.map(row), 'No request is waiting.', { stack: true })));
+  const decided = all.approvals.filter(a => a.status !== 'pending');
+  el.append(h('section', { id: 'approvals-history', 'aria-labelledby': 'approvals-history-h' },
+    h('h2', { id: 'approvals-history-h' }, 'History'),
+    table(heads, decided.map(row), 'No request was decided yet.', { stack: true })));
+}
+
+// approvalView shows one request: what would run, the decision, the grant's use; pending, the form.
+export async function approvalView(el, id) {
+  const a = await api.get('/approvals/' + encodeURIComponent(id));
+  el.append(pageHead(`${a.step_type} ${a.step_name}`, h('a', { href: '#/approvals' }, 'All approvals')));
+  const facts = [
+    ['Status', statusBadge(a.status)],
+    ['Agent', a.agent_name],
+    ['Control', h('a', { href: '#/controls/' + a.control_id }, a.control_name), ` (version ${a.control_version})`],
+    ['Stage', a.stage],
+    a.message ? ['Message', a.message] : null,
+    a.approvers && a.approvers.length ? ['Approvers', a.approvers.join(', ')] : null,
+    ['Opened', fmtTime(a.created_at)],
+    ['Expires', fmtTime(a.expires_at)],
+    a.decided_at ? ['Decided', `${fmtTime(a.decided_at)} by ${a.decided_by}`] : null,
+    a.comment ? ['Comment', a.comment] : null,
+    a.used_at ? ['Used', `${fmtTime(a.used_at)} (execution ${a.used_execution_id})`] : null,
+    ['Payload hash', h('code', { class: 'hash' }, a.payload_hash)],
+  ].filter(Boolean);
+  el.append(h('div', { class: 'card', id: 'approval-facts' },
+    h('dl', { class: 'facts' }, facts.map(([k, ...v]) => [h('dt', {}, k), h('dd', {}, v)]))));
+  el.append(h('div', { class: 'card' }, h('h2', {}, 'What would run'),
+    h('pre', { class: 'approval-step', id: 'approval-step', tabindex: 0, 'aria-label': 'The step as it would run' }, JSON.stringify(a.step, null, 2))));
+  if (a.status !== 'pending') return;
+
+  const comment = h('textarea', { id: 'approval-comment', rows: 2, maxlength: 2000 });
+  const out = h('div', { id: 'approval-result', 'aria-live': 'polite' });
+  const ro = session.readOnly;
+  const decide = async (decision) => {
+    for (const b of buttons) b.disabled = true;
+    try {
+      const res = await api.post('/approvals/' + encodeURIComponent(id), { decision, comment: comment.value.trim() || undefined });
+      out.replaceChildren(h('p', { id: 'approval-decided' }, `Request ${res.status}.`,
+        res.status === 'approved' ? ' The agent may now run this exact step once.' : ''));
+      form.replaceWith(h('p', { class: 'muted' }, 'Decided.'));
+    } catch (err) {
+      out.replaceChildren(errorBox(err));
+      for (const b of buttons) b.disabled = ro;
+    }
+  };
+  const buttons = [
+    h('button', { type: 'button', class: 'primary', id: 'approve', disabled: ro, onclick: () => decide('approve') }, 'Approve once'),
+    h('button', { type: 'button', class: 'danger', id: 'reject', disabled: ro, onclick: () => decide('reject') }, 'Reject'),
+  ];
+  const form = h('div', { class: 'card', id: 'approval-form' }, h('h2', {}, 'Decide'),
+    ro ? h('p', { class: 'notice' }, 'A read-only key cannot decide: sign in with an admin key.') : null,
+    field('Comment (optional)', comment, 'recorded with the decision'),
+    h('div', { class: 'actions' }, buttons));
+  el.append(form, out);
+}
