@@ -20,6 +20,15 @@ func (e *Engine) Check(ctx context.Context, step *Step, stage Stage) error {
 		ctx = context.Background()
 	}
 	snap := e.load()
+	if snap.session != nil {
+		// Session controls add labels and count even when they cannot change the decision: the whole
+		// evaluation runs (session_eval.go).
+		res, err := e.evaluateSession(ctx, snap, step, stage)
+		if err != nil {
+			return err
+		}
+		return res.Err()
+	}
 	sc := snap.getScratch()
 	cands := snap.candidates(stage, step.Type, step.Name, sc)
 	r := run{ctx: ctx, snap: snap, step: step, sc: sc}

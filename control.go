@@ -81,6 +81,8 @@ type Action struct {
 	// Redact, with a decision that lets the step through (allow, warn, log, observe), asks for the spans
 	// the condition's evaluators found to be replaced in the evaluation result (Result.Redacted).
 	Redact *Redaction `json:"redact,omitempty"`
+	// Session is what the control adds to the step's session (session_effect.go); nil: nothing.
+	Session *SessionEffect `json:"session,omitempty"`
 }
 
 // SteeringContext is the corrective guidance a steer control returns to the agent. Its JSON form always

@@ -16,6 +16,9 @@ type Result struct {
 	// Redacted is the stage's payload with what redacting controls found replaced; nil when no control
 	// with action.redact counted as matched (see Redaction).
 	Redacted *Redacted `json:"redacted,omitempty"`
+	// Session is the step's session and, when a control that reads session state blocked it, the history
+	// that made it block (session_eval.go); nil for agents whose controls use no session state.
+	Session *SessionOutcome `json:"session,omitempty"`
 }
 
 // ControlResult is what one evaluated control produced.

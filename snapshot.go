@@ -41,6 +41,7 @@ type snapshot struct {
 	runSets     []runSet // distinct (path, byte set) pairs of the run prefilter
 	live        liveIndex
 	liveMin     int // candidates from which Check and Evaluate consult the live index (0: never, no index)
+	session     *sessionPlan // what the controls read and write of session state; nil: nothing
 	pool        sync.Pool
 }
 
@@ -76,6 +77,9 @@ type cControl struct {
 	// redactWith is the replacement template of a control with action.redact, "" for the others and in
 	// a shadow engine (a shadow control never changes what the caller gets).
 	redactWith string
+	// sessionReads: a leaf reads session or agent state; effect: action.session (session_eval.go)
+	sessionReads bool
+	effect       *SessionEffect
 }
 
 // Kinds of condition nodes.

@@ -259,7 +259,7 @@ func (p *parser) scope(v any, path string) Scope {
 	return s
 }
 
-var actionFields = []string{"decision", "steering_context", "metadata", "redact"}
+var actionFields = []string{"decision", "steering_context", "metadata", "redact", "session"}
 
 func (p *parser) action(v any, path string) Action {
 	var a Action
@@ -294,6 +294,9 @@ func (p *parser) action(v any, path string) Action {
 	a.Metadata = p.jsonObject(obj["metadata"], join(path, "metadata"))
 	if rv := obj["redact"]; rv != nil {
 		a.Redact = p.redact(rv, join(path, "redact"), a.Decision)
+	}
+	if sv := obj["session"]; sv != nil {
+		a.Session = p.sessionEffect(sv, join(path, "session"))
 	}
 	return a
 }

@@ -172,6 +172,9 @@ func (b *treeBuilder) condition(n *Condition, lvl int) map[string]any {
 		b.at(lvl + 1)
 		sel := b.newMap()
 		sel["path"] = b.str(n.Selector.Path)
+		if n.Selector.Window != "" {
+			b.ok = false // session selectors are validated through the JSON round trip
+		}
 		m["selector"] = sel
 	}
 	if e := n.Evaluator; e != nil {
@@ -235,6 +238,9 @@ func (b *treeBuilder) action(a *Action) map[string]any {
 			rd["replacement"] = b.str(a.Redact.Replacement)
 		}
 		m["redact"] = rd
+	}
+	if a.Session != nil {
+		b.ok = false // session effects are validated through the JSON round trip
 	}
 	return m
 }
