@@ -196,7 +196,7 @@ func CheckSessionID(step *Step) error {
 
 // newView builds the view of one evaluation from the stored states.
 func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, step *Step, stage Stage, now time.Time) *sessionView {
-	v := &sessionView{id: id, sess: sess, agent: ag, now: now.UnixMilli(), stage: stage, step: step, plan: plan}
+	v := &sessionView{id: id, sess: sess.derived(), agent: ag, now: now.UnixMilli(), stage: stage, step: step, plan: plan}
 	if stage == StagePre {
 		seqName := step.Name
 		add := func(l LabelOrigin) {

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,7 +30,7 @@ const (
 	sessID sessionKind = iota + 1
 	sessLabels
 	sessSteps
-	sessCount     // count of steps named like the current step
+	sessCount      // count of steps named like the current step
 	sessCountNamed // count of steps named x or labelled x
 	sessSum
 )
@@ -58,7 +59,7 @@ func counterKey(kind sessionKind, window time.Duration, name string) string {
 	if kind == sessSum {
 		k = "s"
 	}
-	return fmt.Sprintf("%s%d:%s", k, window.Milliseconds(), name)
+	return k + strconv.FormatInt(window.Milliseconds(), 10) + ":" + name
 }
 
 // parseSessionSelector compiles a session or agent selector path (already validated).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Caps of one session's state (docs/control-language.md, "Sessions"): what a session holds is bounded
@@ -29,7 +30,9 @@ type SessionState struct {
 	Steps    []StepRecord  `json:"s,omitempty"`
 	Touched  int64         `json:"t"` // unix ms of the last update
 
-	// derived from the above, built once (derive) so that evaluations read them without allocating
+	// derived from the above, built once on first use (derive) so that evaluations read them without
+	// allocating
+	once       sync.Once
 	labelsVal  []any
 	labelsText string
 	stepsVal   []any
@@ -58,6 +61,14 @@ type StepRecord struct {
 	Name     string   `json:"name"`
 	Decision Decision `json:"decision"`
 	At       int64    `json:"at"` // unix ms
+}
+
+// derived returns s with its selector values built.
+func (s *SessionState) derived() *SessionState {
+	if s != nil {
+		s.once.Do(s.derive)
+	}
+	return s
 }
 
 // derive builds the selector values of s (labels and allowed step names as lists, with their text).
@@ -158,7 +169,6 @@ func (s *SessionState) next(labels []LabelOrigin, adds []counterAdd, rec *StepRe
 		}
 	}
 	n.Counters = applyCounters(n.Counters, adds, now)
-	n.derive()
 	return n
 }
 
@@ -196,7 +206,6 @@ func decodeSessionState(b []byte) (*SessionState, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, err
 	}
-	s.derive()
 	return &s, nil
 }
 

@@ -50,11 +50,11 @@ var ErrSessionStoreFull = errors.New("guard: the session store holds its maximum
 
 // Defaults of MemorySessionStore.
 const (
-	DefaultSessionTTL         = time.Hour
-	DefaultMaxMemorySessions  = 1_000_000
-	memStoreShards            = 64
-	agentStateTTL             = MaxSessionWindow // agent-wide counters live as long as the longest window
-	memSweepEvery             = time.Minute
+	DefaultSessionTTL        = time.Hour
+	DefaultMaxMemorySessions = 1_000_000
+	memStoreShards           = 64
+	agentStateTTL            = MaxSessionWindow // agent-wide counters live as long as the longest window
+	memSweepEvery            = time.Minute
 )
 
 // MemorySessionStore is the in-process SessionStore: the default of an engine, and of the server

@@ -40,7 +40,7 @@ type snapshot struct {
 	patWords    int      // words of the prefilter bitset over all paths
 	runSets     []runSet // distinct (path, byte set) pairs of the run prefilter
 	live        liveIndex
-	liveMin     int // candidates from which Check and Evaluate consult the live index (0: never, no index)
+	liveMin     int          // candidates from which Check and Evaluate consult the live index (0: never, no index)
 	session     *sessionPlan // what the controls read and write of session state; nil: nothing
 	pool        sync.Pool
 }
