@@ -200,8 +200,8 @@ func applyCounters(cs []Counter, adds []counterAdd, now int64) []Counter {
 	return cs
 }
 
-// decodeSessionState decodes a state stored as JSON (the Redis store).
-func decodeSessionState(b []byte) (*SessionState, error) {
+// DecodeSessionState decodes a state stored as JSON (the Redis store, sessionredis).
+func DecodeSessionState(b []byte) (*SessionState, error) {
 	var s SessionState
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, err

@@ -70,6 +70,8 @@ type config struct {
 	// capture and replay: step capture (capture.go) and replay jobs (replay_jobs.go).
 	capture *capture.Recorder
 	replay  replayConfig
+	// sessions keeps the session state of every agent's engine (sessions.go).
+	sessions guard.SessionStore
 }
 
 // Option configures a Server.
@@ -166,6 +168,7 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 	if m := cfg.obs.metrics; m != nil {
 		s.cache.onRebuild = m.SnapshotRebuilt
 	}
+	s.cache.sessions = sessionStoreOf(&cfg)
 	for _, rt := range s.routes() {
 		// Host and Origin first (a cross-site request is refused whatever its key), then the key, then the
 		// body's media type.

@@ -49,6 +49,8 @@ type Metrics struct {
 	rebuilds        prometheus.Counter
 	buildInfo       *prometheus.GaugeVec
 	unknownFields   *prometheus.CounterVec
+	// sessionStoreErrors counts evaluations that found the session store failing (SessionStoreError).
+	sessionStoreErrors prometheus.Counter
 }
 
 // ValidatePrefix checks a metric name prefix: non-empty, [a-zA-Z_][a-zA-Z0-9_]* (colons are reserved
@@ -129,6 +131,10 @@ func NewMetrics(prefix string) (*Metrics, error) {
 			Help: "Always 1; the labels say which build is running (set by SetBuildInfo).",
 		}, []string{"version", "revision", "goversion"}),
 		unknownFields: newUnknownFieldsCounter(name),
+		sessionStoreErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: name("session_store_errors_total"),
+			Help: "Session store calls that failed (Redis down): the controls reading session state failed by their on_error.",
+		}),
 	}
 	// The label values known in advance start at zero so that rates work from the first scrape.
 	for _, reason := range []string{DropBufferFull, DropClosed, DropWriteError} {
@@ -142,6 +148,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.evaluations, m.controlMatches, m.evaluatorDur,
 		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.eventsRefused, m.bufferBytes, m.rebuilds, m.buildInfo, m.unknownFields,
+		m.sessionStoreErrors,
 	)
 	return m, nil
 }
@@ -265,3 +272,6 @@ func decisionLabel(d guard.Decision) string {
 	}
 	return "other"
 }
+
+// SessionStoreError counts one failed call of the session store.
+func (m *Metrics) SessionStoreError() { m.sessionStoreErrors.Inc() }
