@@ -158,8 +158,9 @@ type sessionView struct {
 	own    []LabelOrigin // labels the step carries, not yet in the session
 	adds   []counterAdd  // contributions to the session's counters (pre stage)
 	agAdds []counterAdd  // contributions to the agent's counters (pre stage)
-	labels evaluator.Data
-	steps  evaluator.Data
+	// labels is session.labels, built on first use (labelsOK)
+	labels   evaluator.Data
+	labelsOK bool
 }
 
 // errSessionStore wraps a store failure as the error of the leaves that read session state.
@@ -196,7 +197,7 @@ func CheckSessionID(step *Step) error {
 
 // newView builds the view of one evaluation from the stored states.
 func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, step *Step, stage Stage, now time.Time) *sessionView {
-	v := &sessionView{id: id, sess: sess.derived(), agent: ag, now: now.UnixMilli(), stage: stage, step: step, plan: plan}
+	v := &sessionView{id: id, sess: sess, agent: ag, now: now.UnixMilli(), stage: stage, step: step, plan: plan}
 	if stage == StagePre {
 		seqName := step.Name
 		add := func(l LabelOrigin) {
@@ -222,10 +223,6 @@ func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, s
 			}
 		}
 	}
-	v.labels = v.labelData()
-	if sess != nil && sess.stepsVal != nil {
-		v.steps = evaluator.Data{Value: sess.stepsVal, Text: sess.stepsText}
-	}
 	return v
 }
 
@@ -244,7 +241,7 @@ func (v *sessionView) carries(l string) bool { return hasOwn(v.own, l) }
 // counterKeyFor is the state key of counter selector sel for the current step.
 func (v *sessionView) counterKeyFor(sel *sessionSel) string {
 	if sel.kind == sessCount {
-		return counterKey(sessCountNamed, sel.window, v.step.Name)
+		return sel.keyPre + v.step.Name
 	}
 	return sel.key
 }
@@ -289,10 +286,7 @@ func number(v any) (float64, bool) {
 // labelData is session.labels: the session's labels in order of acquisition, then the step's own.
 func (v *sessionView) labelData() evaluator.Data {
 	if len(v.own) == 0 {
-		if v.sess == nil || v.sess.labelsVal == nil {
-			return evaluator.Data{}
-		}
-		return evaluator.Data{Value: v.sess.labelsVal, Text: v.sess.labelsText}
+		return v.sess.labelsData()
 	}
 	var names []string
 	if v.sess != nil {
@@ -325,9 +319,12 @@ func (v *sessionView) data(sel *sessionSel) (evaluator.Data, error) {
 		}
 		return evaluator.Data{Value: v.id, Text: v.id}, nil
 	case sessLabels:
+		if !v.labelsOK {
+			v.labels, v.labelsOK = v.labelData(), true
+		}
 		return v.labels, nil
 	case sessSteps:
-		return v.steps, nil
+		return v.sess.stepsData(), nil
 	}
 	n := v.counterValue(sel)
 	_, text, err := textForm(n)
@@ -561,7 +558,7 @@ func (v *sessionView) finish(snap *snapshot, res *Result) {
 				facts = append(facts, SessionFact{Selector: raw, Label: l.Label, StepName: l.StepName, By: l.By})
 			}
 		case sessSteps:
-			if vals, ok := v.steps.Value.([]any); ok {
+			if vals, ok := v.sess.stepsData().Value.([]any); ok {
 				names := make([]string, len(vals))
 				for i, n := range vals {
 					names[i], _ = n.(string)

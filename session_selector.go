@@ -51,6 +51,7 @@ type sessionSel struct {
 	field  selectorPath  // sum.<field>: the step field summed
 	window time.Duration // 0: the whole session
 	key    string        // counter key in the state ("" for id, labels, steps, and the current-name count)
+	keyPre string        // the current-name count: the key without the step name
 }
 
 // counterKey is the key of a counter in a session or agent state: kind, window in ms and name.
@@ -79,6 +80,7 @@ func parseSessionSelector(raw, window string) *sessionSel {
 	case "count":
 		if len(segs) == 2 {
 			s.kind = sessCount
+			s.keyPre = counterKey(sessCountNamed, s.window, "")
 			break
 		}
 		s.kind = sessCountNamed

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/guardrail-control/guard/evaluator"
 )
 
 // Caps of one session's state (docs/control-language.md, "Sessions"): what a session holds is bounded
@@ -32,7 +34,8 @@ type SessionState struct {
 
 	// derived from the above, built once on first use (derive) so that evaluations read them without
 	// allocating
-	once       sync.Once
+	labelsOnce sync.Once
+	stepsOnce  sync.Once
 	labelsVal  []any
 	labelsText string
 	stepsVal   []any
@@ -63,16 +66,32 @@ type StepRecord struct {
 	At       int64    `json:"at"` // unix ms
 }
 
-// derived returns s with its selector values built.
-func (s *SessionState) derived() *SessionState {
-	if s != nil {
-		s.once.Do(s.derive)
+// labelsData is session.labels of s alone (nil when none), built on first use.
+func (s *SessionState) labelsData() evaluator.Data {
+	if s == nil {
+		return evaluator.Data{}
 	}
-	return s
+	s.labelsOnce.Do(s.deriveLabels)
+	if s.labelsVal == nil {
+		return evaluator.Data{}
+	}
+	return evaluator.Data{Value: s.labelsVal, Text: s.labelsText}
 }
 
-// derive builds the selector values of s (labels and allowed step names as lists, with their text).
-func (s *SessionState) derive() {
+// stepsData is session.steps of s (nil when none), built on first use.
+func (s *SessionState) stepsData() evaluator.Data {
+	if s == nil {
+		return evaluator.Data{}
+	}
+	s.stepsOnce.Do(s.deriveSteps)
+	if s.stepsVal == nil {
+		return evaluator.Data{}
+	}
+	return evaluator.Data{Value: s.stepsVal, Text: s.stepsText}
+}
+
+// deriveLabels builds the labels as a list with its text.
+func (s *SessionState) deriveLabels() {
 	if len(s.Labels) > 0 {
 		s.labelsVal = make([]any, len(s.Labels))
 		names := make([]string, len(s.Labels))
@@ -81,6 +100,10 @@ func (s *SessionState) derive() {
 		}
 		s.labelsText = listText(names)
 	}
+}
+
+// deriveSteps builds the names of the allowed steps as a list with its text.
+func (s *SessionState) deriveSteps() {
 	var steps []string
 	for _, r := range s.Steps {
 		if !blocks(r.Decision) {
