@@ -21,13 +21,7 @@ func (e *Engine) Check(ctx context.Context, step *Step, stage Stage) error {
 	}
 	snap := e.load()
 	if snap.session != nil {
-		// Session controls add labels and count even when they cannot change the decision: the whole
-		// evaluation runs (session_eval.go).
-		res, err := e.evaluateSession(ctx, snap, step, stage)
-		if err != nil {
-			return err
-		}
-		return res.Err()
+		return e.checkSession(ctx, snap, step, stage) // session_check.go
 	}
 	sc := snap.getScratch()
 	cands := snap.candidates(stage, step.Type, step.Name, sc)

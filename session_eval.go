@@ -161,6 +161,8 @@ type sessionView struct {
 	// labels is session.labels, built on first use (labelsOK)
 	labels   evaluator.Data
 	labelsOK bool
+	keys     []selKey // counter keys of the current-name counts (counterKeyFor)
+	keyBuf   [2]selKey
 }
 
 // errSessionStore wraps a store failure as the error of the leaves that read session state.
@@ -198,6 +200,7 @@ func CheckSessionID(step *Step) error {
 // newView builds the view of one evaluation from the stored states.
 func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, step *Step, stage Stage, now time.Time) *sessionView {
 	v := &sessionView{id: id, sess: sess, agent: ag, now: now.UnixMilli(), stage: stage, step: step, plan: plan}
+	v.keys = v.keyBuf[:0]
 	if stage == StagePre {
 		seqName := step.Name
 		add := func(l LabelOrigin) {
@@ -240,10 +243,24 @@ func (v *sessionView) carries(l string) bool { return hasOwn(v.own, l) }
 
 // counterKeyFor is the state key of counter selector sel for the current step.
 func (v *sessionView) counterKeyFor(sel *sessionSel) string {
-	if sel.kind == sessCount {
-		return sel.keyPre + v.step.Name
+	if sel.kind != sessCount {
+		return sel.key
 	}
-	return sel.key
+	// The key depends on the step's name: built once per evaluation and selector.
+	for i := range v.keys {
+		if v.keys[i].sel == sel {
+			return v.keys[i].key
+		}
+	}
+	k := sel.keyPre + v.step.Name
+	v.keys = append(v.keys, selKey{sel, k})
+	return k
+}
+
+// selKey is a counter key built for one evaluation.
+type selKey struct {
+	sel *sessionSel
+	key string
 }
 
 // contribution is what the current step adds to counter sel (pre stage only).
@@ -353,11 +370,34 @@ const maxSessionAttempts = 4
 // errSessionContended is the store error of a step whose session kept changing under it.
 var errSessionContended = errors.New("the session changed during every attempt to evaluate the step")
 
-// evaluateSession evaluates step against a snapshot whose controls use session state: it reads the
-// states, evaluates, and commits what the step added; on a version conflict it evaluates again on the
-// state another evaluation stored. When the store fails, the leaves that read session state are
-// evaluator errors (their on_error decides, deny by default) and nothing is committed.
-func (e *Engine) evaluateSession(ctx context.Context, snap *snapshot, step *Step, stage Stage) (*Result, error) {
+// sessOutcome is what an evaluation decided, as far as session state is concerned.
+type sessOutcome struct {
+	decision Decision
+	winner   *cControl   // the control that blocked the step (nil when let through)
+	effects  []*cControl // let through: the controls with add_labels that count as matched
+}
+
+// outcomeOf reads the outcome of an Evaluate result.
+func outcomeOf(snap *snapshot, res *Result) sessOutcome {
+	o := sessOutcome{decision: res.Decision}
+	if blocks(res.Decision) {
+		o.winner = winnerControl(snap, res)
+		return o
+	}
+	for _, ci := range snap.session.effects {
+		if c := &snap.controls[ci]; countsMatched(res, c) {
+			o.effects = append(o.effects, c)
+		}
+	}
+	return o
+}
+
+// sessionLoop runs one evaluation of step with session state: it reads the states, evaluates (try),
+// and commits what the step added; on a version conflict it evaluates again on the state another
+// evaluation stored. When the store fails, it evaluates once more with the leaves that read session
+// state failing (their on_error decides, deny by default) and commits nothing. It returns the view of
+// the evaluation whose outcome stands.
+func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, stage Stage, try func(v *sessionView) sessOutcome) (*sessionView, error) {
 	id, err := sessionIDOf(step)
 	if err != nil {
 		return nil, err
@@ -366,21 +406,16 @@ func (e *Engine) evaluateSession(ctx context.Context, snap *snapshot, step *Step
 	store := sh.sessionStore()
 	plan := snap.session
 	now := sh.now()
-	sess, ag, err := store.Load(ctx, sh.agent, id, plan.readsAgent, now)
-	var lastErr error
-	if err != nil {
-		lastErr = err
-	}
+	sess, ag, lastErr := store.Load(ctx, sh.agent, id, plan.readsAgent, now)
 	for attempt := 0; lastErr == nil && attempt < maxSessionAttempts; attempt++ {
 		v := e.newView(plan, id, sess, ag, step, stage, now)
-		res := e.evaluate(ctx, snap, step, stage, v)
+		out := try(v)
 		if e.cfg.shadow {
-			return res, nil // a shadow engine reads the state and never writes it
+			return v, nil // a shadow engine reads the state and never writes it
 		}
-		c := v.commit(snap, res)
-		if c.Next == nil && len(c.AgentAdds) == 0 {
-			v.finish(snap, res)
-			return res, nil
+		c := v.commit(out)
+		if !c.Write && len(c.AgentAdds) == 0 {
+			return v, nil
 		}
 		c.Agent, c.Now = sh.agent, now
 		ok, cur, err := store.Commit(ctx, c)
@@ -389,8 +424,7 @@ func (e *Engine) evaluateSession(ctx context.Context, snap *snapshot, step *Step
 			break
 		}
 		if ok {
-			v.finish(snap, res)
-			return res, nil
+			return v, nil
 		}
 		sess = cur
 		if attempt == maxSessionAttempts-1 {
@@ -399,57 +433,70 @@ func (e *Engine) evaluateSession(ctx context.Context, snap *snapshot, step *Step
 	}
 	sh.errors.Add(1)
 	v := &sessionView{id: id, err: lastErr, stage: stage, step: step, plan: plan}
-	res := e.evaluate(ctx, snap, step, stage, v)
+	try(v)
+	return v, nil
+}
+
+// evaluateSession is Evaluate on a snapshot whose controls use session state.
+func (e *Engine) evaluateSession(ctx context.Context, snap *snapshot, step *Step, stage Stage) (*Result, error) {
+	var res *Result
+	v, err := e.sessionLoop(ctx, snap, step, stage, func(v *sessionView) sessOutcome {
+		res = e.evaluate(ctx, snap, step, stage, v)
+		return outcomeOf(snap, res)
+	})
+	if err != nil {
+		return nil, err
+	}
 	v.finish(snap, res)
 	return res, nil
 }
 
-// commit is what the evaluation that produced res writes: the session's next state (nil when nothing
+// commit is what an evaluation with outcome out writes: the session's delta (Write false when nothing
 // changes) and the agent's counter contributions.
-func (v *sessionView) commit(snap *snapshot, res *Result) *SessionCommit {
-	c := &SessionCommit{Session: v.id}
+func (v *sessionView) commit(out sessOutcome) *SessionCommit {
+	c := &SessionCommit{Session: v.id, BaseState: v.sess}
 	if v.sess != nil {
 		c.Base = v.sess.Version
 	}
-	allowed := !blocks(res.Decision)
-	var labels []LabelOrigin
-	var rec *StepRecord
+	allowed := !blocks(out.decision)
 	seq := int64(0)
 	if v.sess != nil {
 		seq = v.sess.Seq
 	}
 	if v.stage == StagePre {
 		seq++
-		rec = &StepRecord{Seq: seq, Type: v.step.Type, Name: v.step.Name, Decision: res.Decision, At: v.now}
+		c.Record = &StepRecord{Seq: seq, Type: v.step.Type, Name: v.step.Name, Decision: out.decision, At: v.now}
 	}
 	if allowed {
 		for _, l := range v.own {
 			l.Step = seq
-			labels = append(labels, l)
+			c.Labels = append(c.Labels, l)
 		}
-		for _, ci := range v.plan.effects {
-			c := &snap.controls[ci]
-			if countsMatched(res, c) {
-				labels = appendEffect(labels, c, seq, v.step.Name)
-			}
+		for _, ec := range out.effects {
+			c.Labels = appendEffect(c.Labels, ec, seq, v.step.Name)
 		}
-	} else if w := winnerControl(snap, res); w != nil && w.effect != nil {
-		labels = appendEffect(labels, w, seq, v.step.Name)
+	} else if out.winner != nil && out.winner.effect != nil {
+		c.Labels = appendEffect(c.Labels, out.winner, seq, v.step.Name)
 	}
-	if v.id != "" && (rec != nil || len(labels) > 0) {
-		var adds []counterAdd
-		if allowed {
-			adds = v.adds
-		}
-		c.Next = v.sess.next(labels, adds, rec, v.now)
+	c.Write = v.id != "" && (c.Record != nil || len(c.Labels) > 0)
+	if allowed && c.Write {
+		c.Adds = exportAdds(v.adds)
 	}
 	if allowed && len(v.agAdds) > 0 {
-		c.AgentAdds = make([]CounterAdd, len(v.agAdds))
-		for i, a := range v.agAdds {
-			c.AgentAdds[i] = CounterAdd{Key: a.key, WindowMS: a.window, Add: a.add}
-		}
+		c.AgentAdds = exportAdds(v.agAdds)
 	}
 	return c
+}
+
+func exportAdds(in []counterAdd) []CounterAdd {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]CounterAdd, len(in))
+	for i, a := range in {
+		out[i] = CounterAdd{Key: a.key, WindowMS: a.window, Add: a.add}
+	}
+	return out
 }
 
 func appendEffect(labels []LabelOrigin, c *cControl, seq int64, stepName string) []LabelOrigin {
@@ -536,9 +583,21 @@ func (v *sessionView) finish(snap *snapshot, res *Result) {
 	if !blocks(res.Decision) || v.err != nil {
 		return
 	}
-	w := winnerControl(snap, res)
-	if w == nil || !w.sessionReads {
+	facts := v.history(snap, winnerControl(snap, res))
+	if len(facts) == 0 {
 		return
+	}
+	if res.Session == nil {
+		res.Session = &SessionOutcome{}
+	}
+	res.Session.History = facts
+	res.Reason += " (session history: " + historyText(facts) + ")"
+}
+
+// history is what control w, which blocked the step, read of the session (nil when it reads nothing).
+func (v *sessionView) history(snap *snapshot, w *cControl) []SessionFact {
+	if w == nil || !w.sessionReads || v.err != nil {
+		return nil
 	}
 	var facts []SessionFact
 	for _, pid := range w.paths {
@@ -574,14 +633,7 @@ func (v *sessionView) finish(snap *snapshot, res *Result) {
 			facts = append(facts, f)
 		}
 	}
-	if len(facts) == 0 {
-		return
-	}
-	if res.Session == nil {
-		res.Session = &SessionOutcome{}
-	}
-	res.Session.History = facts
-	res.Reason += " (session history: " + historyText(facts) + ")"
+	return facts
 }
 
 // historyText is the human form of the facts, for the reason.

@@ -239,3 +239,48 @@ func labelsBy(kind, control string) string {
 	}
 	return kind + " " + strings.TrimSpace(control)
 }
+
+// appendNext is next for the newest stored state s, under the store's lock: the step records and labels
+// of the next state share s's arrays when they have room (appending past what s and older states show:
+// they never see it), so a step costs no copy of the records but once every MaxSessionSteps steps.
+func (s *SessionState) appendNext(labels []LabelOrigin, adds []CounterAdd, rec *StepRecord, now int64) *SessionState {
+	n := &SessionState{Touched: now}
+	if s != nil {
+		n.Version, n.Seq, n.Labels, n.Steps = s.Version, s.Seq, s.Labels, s.Steps
+		if len(adds) > 0 {
+			n.Counters = append([]Counter(nil), s.Counters...)
+		} else {
+			n.Counters = s.Counters
+		}
+	}
+	n.Version++
+	if rec != nil {
+		n.Seq = rec.Seq
+		if len(n.Steps) == cap(n.Steps) {
+			// Full (or new): a fresh array with room for MaxSessionSteps more records.
+			keep := n.Steps
+			if len(keep) >= MaxSessionSteps {
+				keep = keep[len(keep)-MaxSessionSteps+1:]
+			}
+			fresh := make([]StepRecord, len(keep), 2*MaxSessionSteps)
+			copy(fresh, keep)
+			n.Steps = fresh
+		}
+		n.Steps = append(n.Steps, *rec)
+		if len(n.Steps) > MaxSessionSteps {
+			n.Steps = n.Steps[len(n.Steps)-MaxSessionSteps:]
+		}
+	}
+	for _, l := range labels {
+		if len(n.Labels) >= MaxSessionLabels {
+			break
+		}
+		if !n.hasLabel(l.Label) {
+			n.Labels = append(n.Labels[:len(n.Labels):len(n.Labels)], l) // copies: labels change rarely
+		}
+	}
+	if len(adds) > 0 {
+		n.Counters = applyCounters(n.Counters, agentAdds(adds), now)
+	}
+	return n
+}

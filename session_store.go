@@ -21,9 +21,9 @@ type SessionStore interface {
 	// Load returns the state of the session (nil when it has none, or session is "") and, when agent is
 	// true, the agent-wide state (nil when none). now is the evaluation's clock (idle expiry).
 	Load(ctx context.Context, agentName, session string, agent bool, now time.Time) (sess, ag *SessionState, err error)
-	// Commit stores c.Next as the session's state if the stored state's version is still c.Base (0: no
-	// state), and adds c.AgentAdds to the agent's counters. On a version conflict it stores nothing and
-	// returns ok false with the stored session state.
+	// Commit stores the session's next state (c.Next(), or the same delta applied to the stored state)
+	// if the stored state's version is still c.Base (0: no state), and adds c.AgentAdds to the agent's
+	// counters. On a version conflict it stores nothing and returns ok false with the stored session state.
 	Commit(ctx context.Context, c *SessionCommit) (ok bool, current *SessionState, err error)
 }
 
@@ -32,9 +32,20 @@ type SessionCommit struct {
 	Agent     string
 	Session   string        // "": no session state to write
 	Base      int64         // the version the evaluation read
-	Next      *SessionState // the session's next state; nil: nothing to write for the session
-	AgentAdds []CounterAdd  // contributions to the agent's counters
+	BaseState *SessionState // the state the evaluation read (nil: none)
+	Write     bool          // the session has something to write (false: only agent counters)
+	// The delta of the session: labels added, counter contributions, the step's record (pre stage).
+	Labels    []LabelOrigin
+	Adds      []CounterAdd
+	Record    *StepRecord
+	AgentAdds []CounterAdd // contributions to the agent's counters
 	Now       time.Time
+}
+
+// Next returns the session's next state: BaseState with the delta applied (a new state; BaseState is
+// not modified).
+func (c *SessionCommit) Next() *SessionState {
+	return c.BaseState.next(c.Labels, agentAdds(c.Adds), c.Record, c.Now.UnixMilli())
 }
 
 // CounterAdd adds Add to the counter Key of an agent, over a fixed window of WindowMS (0: none).
@@ -141,7 +152,7 @@ func (s *MemorySessionStore) Load(_ context.Context, agentName, session string, 
 // Commit implements SessionStore.
 func (s *MemorySessionStore) Commit(_ context.Context, c *SessionCommit) (bool, *SessionState, error) {
 	now := c.Now.UnixMilli()
-	if c.Session != "" && c.Next != nil {
+	if c.Session != "" && c.Write {
 		k := memKey{c.Agent, c.Session}
 		sh := s.shard(k)
 		sh.mu.Lock()
@@ -168,7 +179,9 @@ func (s *MemorySessionStore) Commit(_ context.Context, c *SessionCommit) (bool, 
 				return false, nil, ErrSessionStoreFull
 			}
 		}
-		sh.m[k] = memEntry{st: c.Next, exp: now + s.ttl.Milliseconds()}
+		// Under the shard's lock cur is the newest state of the session: the next one may share its
+		// arrays (appending past what cur and older states show), which saves copying the step records.
+		sh.m[k] = memEntry{st: cur.appendNext(c.Labels, c.Adds, c.Record, now), exp: now + s.ttl.Milliseconds()}
 		sh.mu.Unlock()
 	}
 	if len(c.AgentAdds) > 0 {

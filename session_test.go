@@ -426,7 +426,7 @@ func TestMemorySessionStoreBounds(t *testing.T) {
 	ctx := context.Background()
 	now := time.Unix(1000, 0)
 	commit := func(id string, at time.Time) error {
-		_, _, err := s.Commit(ctx, &SessionCommit{Agent: "a", Session: id, Next: (*SessionState)(nil).next(nil, nil, nil, at.UnixMilli()), Now: at})
+		_, _, err := s.Commit(ctx, &SessionCommit{Agent: "a", Session: id, Write: true, Now: at})
 		return err
 	}
 	if err := commit("1", now); err != nil {
@@ -453,5 +453,47 @@ func TestMemorySessionStoreBounds(t *testing.T) {
 	}
 	if len(st.Labels) != MaxSessionLabels || len(st.Steps) != MaxSessionSteps || len(st.Counters) != MaxSessionCounters || st.Steps[0].Seq != 100-MaxSessionSteps+1 {
 		t.Fatalf("caps: %d labels, %d steps, %d counters", len(st.Labels), len(st.Steps), len(st.Counters))
+	}
+}
+
+// TestSessionConcurrentSteps: steps of one session evaluated at once lose no update (each commit checks
+// the version it read) and share no array unsafely (run with -race).
+func TestSessionConcurrentSteps(t *testing.T) {
+	loop := `{"enabled": true, "scope": {"stages": ["pre"]},
+	  "condition": {"selector": {"path": "session.count"}, "evaluator": {"name": "threshold", "config": {"gt": 1000000}}},
+	  "action": {"decision": "deny"}}`
+	e := sessEngine(t, []Control{sessCtl(t, 1, "loop", loop), sessCtl(t, 2, "rule-of-two", ruleOfTwo)})
+	const workers, each = 4, 40
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				name := []string{"search", "fetch_page"}[i%2]
+				var err error
+				if i%3 == 0 {
+					_, err = e.Evaluate(context.Background(), tool(name, "shared", nil), StagePre)
+				} else {
+					err = e.Check(context.Background(), tool(name, "shared", nil), StagePre)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	st, _, _ := e.cfg.sess.store.Load(context.Background(), "", "shared", false, time.Now())
+	if st.Seq != workers*each || len(st.Steps) != MaxSessionSteps || st.Steps[MaxSessionSteps-1].Seq != workers*each {
+		t.Fatalf("seq %d, %d steps, last %d; errors %d", st.Seq, len(st.Steps), st.Steps[len(st.Steps)-1].Seq, e.SessionStoreErrors())
+	}
+	for i := 1; i < len(st.Steps); i++ {
+		if st.Steps[i].Seq != st.Steps[i-1].Seq+1 {
+			t.Fatalf("records %d and %d: seq %d then %d", i-1, i, st.Steps[i-1].Seq, st.Steps[i].Seq)
+		}
+	}
+	if n := st.counter(counterKey(sessCountNamed, 0, "search"), 0, 0); n != workers*each/2 {
+		t.Fatalf("search count %v", n)
 	}
 }

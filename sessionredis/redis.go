@@ -160,8 +160,10 @@ var agentTTL = guard.MaxSessionWindow
 // Commit implements guard.SessionStore in one round trip.
 func (s *Store) Commit(ctx context.Context, c *guard.SessionCommit) (bool, *guard.SessionState, error) {
 	write, next := "0", ""
-	if c.Session != "" && c.Next != nil {
-		b, err := json.Marshal(c.Next)
+	var nextSt *guard.SessionState
+	if c.Session != "" && c.Write {
+		nextSt = c.Next()
+		b, err := json.Marshal(nextSt)
 		if err != nil {
 			return false, nil, err
 		}
@@ -195,7 +197,7 @@ func (s *Store) Commit(ctx context.Context, c *guard.SessionCommit) (bool, *guar
 		return false, cur, nil
 	}
 	if write == "1" {
-		s.remember(c.Agent, c.Session, c.Next)
+		s.remember(c.Agent, c.Session, nextSt)
 	}
 	if fields, isList := raw[2].([]any); isList && len(fields) > 0 {
 		s.rememberAgent(c.Agent, fields)
