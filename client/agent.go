@@ -41,6 +41,10 @@ type Agent struct {
 	evalDownUntil atomic.Int64
 	evalFailing   atomic.Bool
 
+	// sessions keeps the session state of the in-process engines: one store for every compilation, so
+	// that a refresh of the controls does not forget the sessions.
+	sessions *guard.MemorySessionStore
+
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -72,7 +76,7 @@ func Init(ctx context.Context, cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{s: s, name: s.agentName, base: root.Named("agent_control")}
+	a := &Agent{s: s, name: s.agentName, base: root.Named("agent_control"), sessions: guard.NewMemorySessionStore(0, 0)}
 	a.log = a.base.Named("client")
 	a.logRefresh = a.base.Named("refresh")
 	a.logProtect = a.base.Named("protect")
