@@ -30,7 +30,9 @@ func TestSessionSteps(t *testing.T) {
 	if err != nil || len(s1.ID()) != 36 {
 		t.Fatalf("%v %q", err, s1.ID())
 	}
-	step := func() *guard.Step { return &guard.Step{Type: "tool", Name: "search", Context: map[string]any{"user": "u1"}} }
+	step := func() *guard.Step {
+		return &guard.Step{Type: "tool", Name: "search", Context: map[string]any{"user": "u1"}}
+	}
 	for i := 1; i <= 2; i++ {
 		if err := s1.CheckStep(ctx, step(), guard.StagePre); err != nil {
 			t.Fatalf("call %d: %v", i, err)
