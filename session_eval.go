@@ -46,6 +46,18 @@ func withSessionClock(now func() time.Time) Option {
 	return func(c *engineConfig) { c.sessions().now = now }
 }
 
+// zeroEngineSessions is the session configuration of zero Engines (not made by New): they share one
+// in-memory store.
+var zeroEngineSessions = &sessionShared{}
+
+// sessShared returns the engine's session configuration (never modifies the engine: safe concurrently).
+func (e *Engine) sessShared() *sessionShared {
+	if e.cfg.sess != nil {
+		return e.cfg.sess
+	}
+	return zeroEngineSessions
+}
+
 // sessions returns the session configuration, creating it.
 func (c *engineConfig) sessions() *sessionShared {
 	if c.sess == nil {
@@ -57,10 +69,7 @@ func (c *engineConfig) sessions() *sessionShared {
 // SessionStoreErrors returns how many evaluations found the session store failing (the controls that
 // read session state then failed by their on_error).
 func (e *Engine) SessionStoreErrors() int64 {
-	if e.cfg.sess == nil {
-		return 0
-	}
-	return e.cfg.sess.errors.Load()
+	return e.sessShared().errors.Load()
 }
 
 // UsesSessions reports whether the engine's controls read or write session or agent state.
@@ -209,7 +218,7 @@ func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, s
 				v.own = append(v.own, l)
 			}
 		}
-		for _, l := range e.cfg.sess.stepLabels[step.Name] {
+		for _, l := range e.sessShared().stepLabels[step.Name] {
 			add(LabelOrigin{Label: l, By: "step schema"})
 		}
 		for _, l := range plan.labelSteps[step.Name] {
@@ -402,7 +411,7 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 	if err != nil {
 		return nil, err
 	}
-	sh := e.cfg.sessions()
+	sh := e.sessShared()
 	store := sh.sessionStore()
 	plan := snap.session
 	now := sh.now()
@@ -577,6 +586,9 @@ func (v *sessionView) finish(snap *snapshot, res *Result) {
 		}
 		if v.stage == StagePre {
 			seq++
+		}
+		if v.err != nil {
+			seq = 0 // the store failed: the step's number is not known
 		}
 		res.Session = &SessionOutcome{ID: v.id, Step: seq}
 	}

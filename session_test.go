@@ -497,3 +497,25 @@ func TestSessionConcurrentSteps(t *testing.T) {
 		t.Fatalf("search count %v", n)
 	}
 }
+
+// TestSessionZeroEngine: a zero Engine (not made by New) evaluates session controls concurrently.
+func TestSessionZeroEngine(t *testing.T) {
+	var e Engine
+	if err := e.Update([]Control{sessCtl(t, 1, "rule-of-two", ruleOfTwo)}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, name := range []string{"fetch_page", "read_file"} {
+				if _, err := e.Evaluate(context.Background(), tool(name, "zero", nil), StagePre); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	mustDecide(t, &e, tool("http_post", "zero", nil), StagePre, DecisionDeny)
+}
