@@ -172,6 +172,11 @@ type sessionView struct {
 	labelsOK bool
 	keys     []selKey // counter keys of the current-name counts (counterKeyFor)
 	keyBuf   [2]selKey
+	// The commit of the evaluation and small buffers, in the view's allocation (one per evaluation).
+	c       SessionCommit
+	rec     StepRecord
+	addBuf  [2]counterAdd
+	cAddBuf [2]CounterAdd
 }
 
 // errSessionStore wraps a store failure as the error of the leaves that read session state.
@@ -210,6 +215,7 @@ func CheckSessionID(step *Step) error {
 func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, step *Step, stage Stage, now time.Time) *sessionView {
 	v := &sessionView{id: id, sess: sess, agent: ag, now: now.UnixMilli(), stage: stage, step: step, plan: plan}
 	v.keys = v.keyBuf[:0]
+	v.adds = v.addBuf[:0]
 	if stage == StagePre {
 		seqName := step.Name
 		add := func(l LabelOrigin) {
@@ -463,7 +469,8 @@ func (e *Engine) evaluateSession(ctx context.Context, snap *snapshot, step *Step
 // commit is what an evaluation with outcome out writes: the session's delta (Write false when nothing
 // changes) and the agent's counter contributions.
 func (v *sessionView) commit(out sessOutcome) *SessionCommit {
-	c := &SessionCommit{Session: v.id, BaseState: v.sess}
+	v.c = SessionCommit{Session: v.id, BaseState: v.sess}
+	c := &v.c
 	if v.sess != nil {
 		c.Base = v.sess.Version
 	}
@@ -474,7 +481,8 @@ func (v *sessionView) commit(out sessOutcome) *SessionCommit {
 	}
 	if v.stage == StagePre {
 		seq++
-		c.Record = &StepRecord{Seq: seq, Type: v.step.Type, Name: v.step.Name, Decision: out.decision, At: v.now}
+		v.rec = StepRecord{Seq: seq, Type: v.step.Type, Name: v.step.Name, Decision: out.decision, At: v.now}
+		c.Record = &v.rec
 	}
 	if allowed {
 		for _, l := range v.own {
@@ -489,21 +497,21 @@ func (v *sessionView) commit(out sessOutcome) *SessionCommit {
 	}
 	c.Write = v.id != "" && (c.Record != nil || len(c.Labels) > 0)
 	if allowed && c.Write {
-		c.Adds = exportAdds(v.adds)
+		c.Adds = exportAdds(v.cAddBuf[:0], v.adds)
 	}
 	if allowed && len(v.agAdds) > 0 {
-		c.AgentAdds = exportAdds(v.agAdds)
+		c.AgentAdds = exportAdds(nil, v.agAdds)
 	}
 	return c
 }
 
-func exportAdds(in []counterAdd) []CounterAdd {
+// exportAdds appends the exported form of in to out (nil when in is empty).
+func exportAdds(out []CounterAdd, in []counterAdd) []CounterAdd {
 	if len(in) == 0 {
 		return nil
 	}
-	out := make([]CounterAdd, len(in))
-	for i, a := range in {
-		out[i] = CounterAdd{Key: a.key, WindowMS: a.window, Add: a.add}
+	for _, a := range in {
+		out = append(out, CounterAdd{Key: a.key, WindowMS: a.window, Add: a.add})
 	}
 	return out
 }
