@@ -3,6 +3,7 @@ package guard_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/guardrail-control/guard"
@@ -52,4 +53,39 @@ func BenchmarkCheckSession(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkIdleSessions measures the heap an idle session holds in the in-memory store: 100,000 sessions
+// of one agent, each after one step of a rule-of-two agent (one label, one step record). It reports
+// bytes per session (the figure of docs/control-language.md's memory bound); b.N is not used.
+func BenchmarkIdleSessions(b *testing.B) {
+	const n = 100_000
+	d, err := guard.ParseControlData([]byte(`{"enabled": true, "scope": {"stages": ["pre"]},
+	  "condition": {"selector": {"path": "session.labels"}, "evaluator": {"name": "list", "config": {"values": ["untrusted", "sensitive", "egress"], "logic": "all"}}},
+	  "action": {"decision": "deny", "session": {"label_steps": [{"label": "untrusted", "steps": ["fetch_page"]}]}}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	store := guard.NewMemorySessionStore(0, 2*n)
+	e := guard.New(guard.WithSessionStore(store), guard.WithAgentName("agent"))
+	if err := e.Update([]guard.Control{{ID: 1, Name: "rule-of-two", Data: d}}); err != nil {
+		b.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ctx := context.Background()
+	for i := 0; i < n; i++ {
+		step := &guard.Step{Type: "tool", Name: "fetch_page", Context: map[string]any{"session_id": fmt.Sprintf("session-%08d", i)}}
+		if err := e.Check(ctx, step, guard.StagePre); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if store.Len() != n {
+		b.Fatalf("%d sessions stored", store.Len())
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-B/session")
+	runtime.KeepAlive(store)
 }

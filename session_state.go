@@ -262,7 +262,8 @@ func (s *SessionState) appendNext(labels []LabelOrigin, adds []CounterAdd, rec *
 			if len(keep) >= MaxSessionSteps {
 				keep = keep[len(keep)-MaxSessionSteps+1:]
 			}
-			fresh := make([]StepRecord, len(keep), 2*MaxSessionSteps)
+			// Grow by doubling up to twice the cap: a short session holds a short array.
+			fresh := make([]StepRecord, len(keep), min(max(4, 2*len(keep)), 2*MaxSessionSteps))
 			copy(fresh, keep)
 			n.Steps = fresh
 		}
