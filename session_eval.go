@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -379,8 +380,9 @@ func (v *sessionView) counterValue(sel *sessionSel) float64 {
 	return n
 }
 
-// maxSessionAttempts bounds the evaluations of one step when its session changes under it.
-const maxSessionAttempts = 4
+// maxSessionAttempts bounds the evaluations of one step when its session changes under it (parallel
+// tool calls of one session): a loser yields before evaluating again, so that the winner finishes.
+const maxSessionAttempts = 16
 
 // errSessionContended is the store error of a step whose session kept changing under it.
 var errSessionContended = errors.New("the session changed during every attempt to evaluate the step")
@@ -421,6 +423,13 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 	store := sh.sessionStore()
 	plan := snap.session
 	now := sh.now()
+	if ser, ok := store.(SessionSerializer); ok && id != "" && !e.cfg.shadow {
+		// Steps of one session evaluated at once in this process (parallel tool calls) take turns
+		// instead of conflicting: the version check is left for other processes.
+		mu := ser.SessionMutex(sh.agent, id)
+		mu.Lock()
+		defer mu.Unlock()
+	}
 	sess, ag, lastErr := store.Load(ctx, sh.agent, id, plan.readsAgent, now)
 	for attempt := 0; lastErr == nil && attempt < maxSessionAttempts; attempt++ {
 		v := e.newView(plan, id, sess, ag, step, stage, now)
@@ -444,6 +453,8 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 		sess = cur
 		if attempt == maxSessionAttempts-1 {
 			lastErr = errSessionContended
+		} else if attempt > 0 {
+			runtime.Gosched()
 		}
 	}
 	sh.errors.Add(1)

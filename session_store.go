@@ -27,6 +27,16 @@ type SessionStore interface {
 	Commit(ctx context.Context, c *SessionCommit) (ok bool, current *SessionState, err error)
 }
 
+// SessionSerializer is implemented by stores that make the evaluations of one session in this process
+// take turns (the engine holds the mutex from Load to Commit), so that parallel steps of a session do not
+// conflict; the mutex may be shared with other sessions (stripes).
+type SessionSerializer interface {
+	SessionMutex(agent, session string) *sync.Mutex
+}
+
+// sessionStripes is the number of mutexes SessionMutex spreads sessions over.
+const sessionStripes = 1024
+
 // SessionCommit is the outcome of one evaluation for the store.
 type SessionCommit struct {
 	Agent     string
@@ -77,6 +87,12 @@ type MemorySessionStore struct {
 	seed   maphash.Seed
 	count  atomic.Int64
 	shards [memStoreShards]memShard
+	turns  [sessionStripes]sync.Mutex // SessionMutex
+}
+
+// SessionMutex implements SessionSerializer.
+func (s *MemorySessionStore) SessionMutex(agent, session string) *sync.Mutex {
+	return &s.turns[s.hash(memKey{agent, session})%sessionStripes]
 }
 
 type memShard struct {
@@ -112,12 +128,16 @@ func NewMemorySessionStore(ttl time.Duration, max int) *MemorySessionStore {
 func (s *MemorySessionStore) Len() int { return int(s.count.Load()) }
 
 func (s *MemorySessionStore) shard(k memKey) *memShard {
+	return &s.shards[s.hash(k)%memStoreShards]
+}
+
+func (s *MemorySessionStore) hash(k memKey) uint64 {
 	var h maphash.Hash
 	h.SetSeed(s.seed)
 	h.WriteString(k.agent)
 	h.WriteByte(0)
 	h.WriteString(k.session)
-	return &s.shards[h.Sum64()%memStoreShards]
+	return h.Sum64()
 }
 
 // get returns the live state of k; the shard is locked.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	guard "github.com/guardrail-control/guard"
@@ -26,6 +27,9 @@ func sessionStoreOf(cfg *config) guard.SessionStore {
 		st = guard.NewMemorySessionStore(0, 0)
 	}
 	if m := cfg.obs.metrics; m != nil {
+		if ser, ok := st.(guard.SessionSerializer); ok {
+			return countingSerialStore{countingStore{st, m}, ser}
+		}
 		return countingStore{st, m}
 	}
 	return st
@@ -54,6 +58,17 @@ func (s countingStore) Commit(ctx context.Context, c *guard.SessionCommit) (bool
 		s.m.SessionStoreError()
 	}
 	return ok, cur, err
+}
+
+// countingSerialStore is countingStore for a store that takes turns (guard.SessionSerializer).
+type countingSerialStore struct {
+	countingStore
+	ser guard.SessionSerializer
+}
+
+// SessionMutex implements guard.SessionSerializer.
+func (s countingSerialStore) SessionMutex(agent, session string) *sync.Mutex {
+	return s.ser.SessionMutex(agent, session)
 }
 
 // sessionIDProblems validates step.context.session_id for every agent, sessions or not: a bad id is a

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,15 @@ type Store struct {
 	cache     map[string]*guard.SessionState // agent \x00 session -> state last seen
 	agents    map[string]*guard.SessionState // agent -> agent-wide counters last seen
 	cacheSize int
+
+	seed  maphash.Seed
+	turns [1024]sync.Mutex // SessionMutex: this replica's steps of one session take turns
+}
+
+// SessionMutex implements guard.SessionSerializer: parallel steps of one session on this replica take
+// turns; replicas still meet through the version check.
+func (s *Store) SessionMutex(agent, session string) *sync.Mutex {
+	return &s.turns[maphash.String(s.seed, cacheKey(agent, session))%uint64(len(s.turns))]
 }
 
 // Open connects to the Redis of url (redis://[user:pass@]host:port[/db], rediss:// for TLS) and checks
@@ -80,7 +90,7 @@ func New(rdb *redis.Client, o Options) *Store {
 	if o.CacheSize <= 0 {
 		o.CacheSize = 100_000
 	}
-	return &Store{rdb: rdb, prefix: o.Prefix, ttl: o.TTL, cacheSize: o.CacheSize,
+	return &Store{rdb: rdb, prefix: o.Prefix, ttl: o.TTL, cacheSize: o.CacheSize, seed: maphash.MakeSeed(),
 		cache: map[string]*guard.SessionState{}, agents: map[string]*guard.SessionState{}}
 }
 
