@@ -20,6 +20,9 @@ func (e *Engine) Check(ctx context.Context, step *Step, stage Stage) error {
 		ctx = context.Background()
 	}
 	snap := e.load()
+	if snap.session != nil {
+		return e.checkSession(ctx, snap, step, stage) // session_check.go
+	}
 	sc := snap.getScratch()
 	cands := snap.candidates(stage, step.Type, step.Name, sc)
 	r := run{ctx: ctx, snap: snap, step: step, sc: sc}

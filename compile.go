@@ -84,6 +84,7 @@ func compile(controls []Control, cfg *engineConfig, tolerant bool) (*snapshot, e
 			assignSpanSlots(s, &s.controls[i].root)
 		}
 	}
+	s.session = buildSessionPlan(s)
 	buildIndex(s)
 	buildPrefilter(s)
 	if !cfg.noRunPrefilter {
@@ -235,6 +236,7 @@ func (c *compiler) control(ctl *Control, d *ControlData, prefix string) (cContro
 		class:    decisionClass(decision),
 		metadata: d.Action.Metadata,
 		scope:    d.Scope,
+		effect:   d.Action.Session,
 	}
 	if d.Action.Redact != nil && !c.cfg.shadow {
 		cc.redactWith = d.Action.Redact.replacement()
@@ -305,7 +307,7 @@ func (c *compiler) leaf(n *Condition, field string, cc *cControl, seen map[int32
 		built = unavailableBuilt(c.cfg.registry, n.Evaluator, err)
 	}
 	l := &cLeaf{
-		path:     c.pathID(n.Selector.Path, cc, seen),
+		path:     c.pathIDSel(n.Selector, cc, seen),
 		ev:       built.Evaluator,
 		evName:   n.Evaluator.Name,
 		onError:  built.OnError,

@@ -17,6 +17,9 @@ func (c *Condition) IsLeaf() bool { return c.Selector != nil || c.Evaluator != n
 // ("input.query", "context.user_role", "input.messages.0.content", "*").
 type Selector struct {
 	Path string `json:"path"`
+	// Window bounds a session or agent counter or sum (session.count.*, session.sum.*, agent.*) to a
+	// fixed window, a Go duration ("60s", "24h"); empty: the whole session (session_selector.go).
+	Window string `json:"window,omitempty"`
 }
 
 // EvaluatorSpec names an evaluator and its configuration. Config may carry the common keys on_error

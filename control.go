@@ -86,6 +86,8 @@ type Action struct {
 	Redact *Redaction `json:"redact,omitempty"`
 	// Approval, with deny or steer, asks a person to decide the refused step (approval.go).
 	Approval *Approval `json:"approval,omitempty"`
+	// Session is what the control adds to the step's session (session_effect.go); nil: nothing.
+	Session *SessionEffect `json:"session,omitempty"`
 }
 
 // SteeringContext is the corrective guidance a steer control returns to the agent. Its JSON form always

@@ -254,6 +254,14 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 		ctx = context.Background()
 	}
 	snap := e.load()
+	if snap.session != nil {
+		return e.evaluateSession(ctx, snap, step, stage)
+	}
+	return e.evaluate(ctx, snap, step, stage, nil), nil
+}
+
+// evaluate is Evaluate on snap, with sv the session state it reads (nil when snap uses none).
+func (e *Engine) evaluate(ctx context.Context, snap *snapshot, step *Step, stage Stage, sv *sessionView) *Result {
 	res := &Result{
 		IsSafe:     true,
 		Decision:   DecisionAllow,
@@ -263,10 +271,11 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 		NonMatches: []ControlResult{},
 	}
 	sc := snap.getScratch()
+	sc.sess = sv
 	cands := snap.candidates(stage, step.Type, step.Name, sc)
 	if len(cands) == 0 {
 		snap.putScratch(sc)
-		return res, nil
+		return res
 	}
 	r := run{ctx: ctx, snap: snap, step: step, sc: sc, timed: true}
 	b := resultBuilder{res: res, snap: snap, denyAt: -1, denyErrAt: -1, steerAt: -1, steerErrAt: -1, minConf: 1}
@@ -335,7 +344,7 @@ func (e *Engine) Evaluate(ctx context.Context, step *Step, stage Stage) (*Result
 	if reuse {
 		snap.putScratch(sc)
 	}
-	return res, nil
+	return res
 }
 
 // outRec is the outcome of one control of a sequential evaluation, kept in the scratch until the result

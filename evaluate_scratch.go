@@ -28,6 +28,8 @@ type scratch struct {
 	// can redact it is evaluated with EvaluateSpans. Check never reaches such a leaf (it stops before
 	// the decisions that let the step through, the only ones that redact).
 	payload selectorRoot
+	// sess is the session state the evaluation reads (nil when the snapshot uses none).
+	sess *sessionView
 }
 
 const (
@@ -79,6 +81,7 @@ func (s *snapshot) putScratch(sc *scratch) {
 	clear(sc.recs)  // drop the references to evaluator results
 	clear(sc.found) // empty unless the snapshot redacts
 	sc.recs = sc.recs[:0]
+	sc.sess = nil
 	s.pool.Put(sc)
 }
 
@@ -91,6 +94,9 @@ func (sc *scratch) dataFor(s *snapshot, step *Step, p int32) (*evaluator.Data, e
 		return nil, sc.derr[p]
 	}
 	sc.used = append(sc.used, p)
+	if sel := s.paths[p].sel.sess; sel != nil {
+		return sc.sessionData(p, sel)
+	}
 	v, text, err := textForm(s.paths[p].sel.resolve(step))
 	if err != nil {
 		sc.dstate[p] = dataFailed

@@ -33,6 +33,8 @@ type Event struct {
 	// Shadow marks the evaluation of a shadow control: Action and Matched are what it would have
 	// decided; it was not part of the decision the agent got. Statistics count shadow events apart.
 	Shadow bool `json:"shadow,omitempty"`
+	// SessionID is the step's context.session_id (docs/control-language.md, "Sessions"); "" without one.
+	SessionID string `json:"session_id,omitempty"`
 }
 
 // EventQuery filters events; zero fields do not filter. Results are newest first.
@@ -45,7 +47,8 @@ type EventQuery struct {
 	CheckStages []Stage    `json:"check_stages,omitempty"`
 	StepTypes   []string   `json:"step_types,omitempty"`
 	TraceID     string     `json:"trace_id,omitempty"`
-	Shadow      *bool      `json:"shadow,omitempty"` // only shadow events (true) or only enforced ones (false)
+	Shadow      *bool      `json:"shadow,omitempty"`     // only shadow events (true) or only enforced ones (false)
+	SessionID   string     `json:"session_id,omitempty"` // only the events of this session (with AgentName: of this agent)
 	StartTime   *time.Time `json:"start_time,omitempty"`
 	EndTime     *time.Time `json:"end_time,omitempty"`
 	Limit       int        `json:"limit"`

@@ -26,9 +26,10 @@ type engineConfig struct {
 	executions     map[Execution]bool
 	logger         *zap.Logger
 	maxConcurrency int
-	noRunPrefilter bool // tests only: compare results with and without the run prefilter
-	shadow         bool // compile the shadow controls (mode shadow) instead of the enforced ones
-	liveIndexMin   int  // tests only: candidates from which the live index is used (0: default, <0: never)
+	noRunPrefilter bool           // tests only: compare results with and without the run prefilter
+	shadow         bool           // compile the shadow controls (mode shadow) instead of the enforced ones
+	liveIndexMin   int            // tests only: candidates from which the live index is used (0: default, <0: never)
+	sess           *sessionShared // session state: store, agent name, step labels (session_eval.go)
 }
 
 // Option configures an Engine.
@@ -73,6 +74,7 @@ func New(opts ...Option) *Engine {
 	if cfg.registry == nil {
 		cfg.registry = evaluator.Default
 	}
+	cfg.sessions()
 	e := &Engine{cfg: cfg}
 	empty, _ := compile(nil, &cfg, false)
 	e.snap.Store(empty)

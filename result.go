@@ -19,6 +19,9 @@ type Result struct {
 	// Approval is set when the deciding control carries action.approval, or when a grant let such a
 	// control through (approval.go); nil otherwise.
 	Approval *ApprovalRequest `json:"approval,omitempty"`
+	// Session is the step's session and, when a control that reads session state blocked it, the history
+	// that made it block (session_eval.go); nil for agents whose controls use no session state.
+	Session *SessionOutcome `json:"session,omitempty"`
 }
 
 // ControlResult is what one evaluated control produced.

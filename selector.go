@@ -17,6 +17,7 @@ const (
 	rootInput
 	rootOutput
 	rootContext
+	rootSession // session.* and agent.*: the session state (session_selector.go), never the step
 )
 
 // pathSeg is one dotted segment below the root: an object key, which may also index a list when it is a
@@ -31,6 +32,7 @@ type selectorPath struct {
 	raw  string
 	root selectorRoot
 	segs []pathSeg
+	sess *sessionSel // rootSession only
 }
 
 // compileSelectorPath splits a dotted path once, at compile time. A path whose first segment is not a

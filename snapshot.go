@@ -41,7 +41,8 @@ type snapshot struct {
 	patWords    int      // words of the prefilter bitset over all paths
 	runSets     []runSet // distinct (path, byte set) pairs of the run prefilter
 	live        liveIndex
-	liveMin     int // candidates from which Check and Evaluate consult the live index (0: never, no index)
+	liveMin     int          // candidates from which Check and Evaluate consult the live index (0: never, no index)
+	session     *sessionPlan // what the controls read and write of session state; nil: nothing
 	pool        sync.Pool
 }
 
@@ -81,6 +82,9 @@ type cControl struct {
 	// approval is action.approval of an enforced deny or steer control (nil otherwise, and in a shadow
 	// engine: a shadow control never asks anyone).
 	approval *Approval
+	// sessionReads: a leaf reads session or agent state; effect: action.session (session_eval.go)
+	sessionReads bool
+	effect       *SessionEffect
 }
 
 // Kinds of condition nodes.

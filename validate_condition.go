@@ -85,7 +85,7 @@ func (p *parser) leaf(sel, ev any, path string) Condition {
 }
 
 func (p *parser) selector(v any, path string) *Selector {
-	obj, ok := p.object(v, path, "path")
+	obj, ok := p.object(v, path, "path", "window")
 	if !ok {
 		return nil
 	}
@@ -102,7 +102,9 @@ func (p *parser) selector(v any, path string) *Selector {
 	if msg := checkSelectorPath(s); msg != "" {
 		p.add(pp, CodeInvalidPath, msg)
 	}
-	return &Selector{Path: s}
+	sel := &Selector{Path: s}
+	p.selectorWindow(sel, obj["window"], join(path, "window"))
+	return sel
 }
 
 // selectorRoots are the first segments a selector path may start with.
@@ -125,8 +127,11 @@ func checkSelectorPath(path string) string {
 			return "* selects the whole step and must stand alone"
 		}
 	}
+	if segs[0] == "session" || segs[0] == "agent" {
+		return checkSessionPath(segs)
+	}
 	if !contains(selectorRoots, segs[0]) {
-		return "must start with *, input, output, name, type or context"
+		return "must start with *, input, output, name, type, context, session or agent"
 	}
 	return ""
 }

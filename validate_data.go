@@ -268,7 +268,7 @@ func (p *parser) scope(v any, path string) Scope {
 	return s
 }
 
-var actionFields = []string{"decision", "steering_context", "metadata", "redact", "approval"}
+var actionFields = []string{"decision", "steering_context", "metadata", "redact", "approval", "session"}
 
 func (p *parser) action(v any, path string) Action {
 	var a Action
@@ -306,6 +306,9 @@ func (p *parser) action(v any, path string) Action {
 	}
 	if av := obj["approval"]; av != nil {
 		a.Approval = p.approval(av, join(path, "approval"), a.Decision)
+	}
+	if sv := obj["session"]; sv != nil {
+		a.Session = p.sessionEffect(sv, join(path, "session"))
 	}
 	return a
 }

@@ -172,6 +172,9 @@ func (b *treeBuilder) condition(n *Condition, lvl int) map[string]any {
 		b.at(lvl + 1)
 		sel := b.newMap()
 		sel["path"] = b.str(n.Selector.Path)
+		if n.Selector.Window != "" {
+			b.ok = false // session selectors are validated through the JSON round trip
+		}
 		m["selector"] = sel
 	}
 	if e := n.Evaluator; e != nil {
@@ -238,6 +241,9 @@ func (b *treeBuilder) action(a *Action) map[string]any {
 	}
 	if a.Approval != nil {
 		m["approval"] = b.approvalTree(a.Approval)
+	}
+	if a.Session != nil {
+		b.ok = false // session effects are validated through the JSON round trip
 	}
 	return m
 }

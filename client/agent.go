@@ -45,6 +45,9 @@ type Agent struct {
 	shadowShort atomic.Int64
 	// approvals remembers the approval requests of refused steps, for their retry (approval_retry.go).
 	approvals approvalMemo
+	// sessions keeps the session state of the in-process engines: one store for every compilation, so
+	// that a refresh of the controls does not forget the sessions.
+	sessions *guard.MemorySessionStore
 
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc
@@ -77,7 +80,7 @@ func Init(ctx context.Context, cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{s: s, name: s.agentName, base: root.Named("agent_control")}
+	a := &Agent{s: s, name: s.agentName, base: root.Named("agent_control"), sessions: guard.NewMemorySessionStore(0, 0)}
 	a.log = a.base.Named("client")
 	a.logRefresh = a.base.Named("refresh")
 	a.logProtect = a.base.Named("protect")

@@ -36,7 +36,10 @@ func (a *Agent) compile(controls []guard.Control, source string) *policy {
 
 // engine compiles the controls of one execution (the others are dropped by the engine).
 func (a *Agent) engine(controls []guard.Control, ex guard.Execution, source string) *guard.Engine {
-	e := guard.New(guard.WithRegistry(a.s.Registry), guard.WithExecution(ex), guard.WithLogger(a.base))
+	e := guard.New(guard.WithRegistry(a.s.Registry), guard.WithExecution(ex), guard.WithLogger(a.base),
+		// sdk and in-process server controls each keep their own session state (a step checked by both
+		// engines is one step for each of them).
+		guard.WithAgentName(a.name+"/"+string(ex)), guard.WithSessionStore(a.sessions))
 	err := e.UpdateTolerant(controls)
 	for _, cp := range guard.ProblemsByControl(err) {
 		ct := &controls[cp.Index]

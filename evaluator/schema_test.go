@@ -181,7 +181,7 @@ func TestRegisterCustomSchemas(t *testing.T) {
 		"type":"object",
 		"properties":{"rules":{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer","minimum":3}},"required":["id"]}}}}`)})
 
-	if names := factoryNames(r.List()); !reflect.DeepEqual(names, []string{"ext.none", "list", "nested", "regex"}) {
+	if names := factoryNames(r.List()); !reflect.DeepEqual(names, []string{"ext.none", "list", "nested", "regex", "threshold"}) {
 		t.Fatalf("names %v", names)
 	}
 	copied := NewRegistry()

@@ -34,6 +34,8 @@ type engineCache struct {
 
 	// onRebuild is called after each compilation of an agent's engine (metrics).
 	onRebuild func(agent string)
+	// sessions is the session store every agent's engine shares (sessions.go).
+	sessions guard.SessionStore
 }
 
 // cacheEntry is immutable; revalidation replaces it.

@@ -23,7 +23,8 @@ func (c *engineCache) compile(agent string, acs []guard.AgentControl) *guard.Eng
 		}
 		controls = append(controls, guard.Control{ID: ac.ControlID, Name: ac.Name, Data: d, Version: ac.Version})
 	}
-	eng := guard.New(guard.WithRegistry(c.reg), guard.WithExecution(guard.ExecutionServer), guard.WithLogger(c.log))
+	eng := guard.New(guard.WithRegistry(c.reg), guard.WithExecution(guard.ExecutionServer), guard.WithLogger(c.log),
+		guard.WithAgentName(agent), guard.WithSessionStore(c.sessionStore()))
 	err := eng.UpdateTolerant(controls)
 	for _, cp := range guard.ProblemsByControl(err) {
 		ct := &controls[cp.Index]

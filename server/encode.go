@@ -159,6 +159,12 @@ func appendResult(b []byte, r *guard.Result) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if r.Session != nil {
+		b = append(b, `,"session":`...)
+		if b, err = appendAny(b, r.Session); err != nil {
+			return nil, err
+		}
+	}
 	return append(b, '}'), nil
 }
 

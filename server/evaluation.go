@@ -105,6 +105,7 @@ func validateEvaluation(req *evaluationRequest) (string, guard.Stage, error) {
 		if req.Step.Name == "" {
 			probs = append(probs, guard.Problem{Field: "step.name", Code: "required", Message: "must be a non-empty string"})
 		}
+		probs = append(probs, sessionIDProblems(req.Step)...)
 	}
 	if len(probs) > 0 {
 		return "", "", problem.Validation("the evaluation request is not valid", probs...)

@@ -76,6 +76,8 @@ type config struct {
 	replay  replayConfig
 	// approvals: the approval webhook and redaction (approvals.go).
 	approvals approvalConfig
+	// sessions keeps the session state of every agent's engine (sessions.go).
+	sessions guard.SessionStore
 }
 
 // Option configures a Server.
@@ -175,6 +177,7 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 	if m := cfg.obs.metrics; m != nil {
 		s.cache.onRebuild = m.SnapshotRebuilt
 	}
+	s.cache.sessions = sessionStoreOf(&cfg)
 	for _, rt := range s.routes() {
 		// Host and Origin first (a cross-site request is refused whatever its key), then the key, then the
 		// body's media type.

@@ -16,11 +16,11 @@ import (
 
 const eventCols = `control_execution_id, trace_id, span_id, agent_name, control_id, control_name, check_stage, step_type,
 	step_name, action, matched, confidence, ts, duration_ms, evaluator_name, selector_path, error_message, source, metadata, shadow,
-	control_version, key_name`
+	control_version, key_name, session_id`
 
 const (
-	eventColCount = 22
-	// eventChunk rows per INSERT: 500 * 22 = 11,000 parameters, far below SQLite's 32,766 and
+	eventColCount = 23
+	// eventChunk rows per INSERT: 500 * 23 = 11,500 parameters, far below SQLite's 32,766 and
 	// PostgreSQL's 65,535.
 	eventChunk = 500
 	// Query limits of POST /observability/events/query.
@@ -204,7 +204,7 @@ func appendEventArgs(args []any, e *guard.Event, id string, ts int64) ([]any, er
 	}
 	return append(args, clean(id), clean(e.TraceID), clean(e.SpanID), clean(e.AgentName), e.ControlID, clean(e.ControlName),
 		clean(string(e.CheckStage)), clean(e.StepType), clean(e.StepName), clean(string(e.Action)), e.Matched, conf,
-		ts, dur, clean(e.EvaluatorName), clean(e.SelectorPath), clean(e.ErrorMessage), clean(e.Source), md, e.Shadow, e.ControlVersion, clean(e.KeyName)), nil
+		ts, dur, clean(e.EvaluatorName), clean(e.SelectorPath), clean(e.ErrorMessage), clean(e.Source), md, e.Shadow, e.ControlVersion, clean(e.KeyName), clean(e.SessionID)), nil
 }
 
 type eventRow struct {
@@ -231,6 +231,7 @@ type eventRow struct {
 	Shadow             bool            `db:"shadow"`
 	ControlVersion     int             `db:"control_version"`
 	KeyName            string          `db:"key_name"`
+	SessionID          string          `db:"session_id"`
 }
 
 func (r *eventRow) event() (guard.Event, error) {
@@ -238,7 +239,7 @@ func (r *eventRow) event() (guard.Event, error) {
 		ControlID: r.ControlID, ControlName: r.ControlName, CheckStage: guard.Stage(r.CheckStage), StepType: r.StepType,
 		StepName: r.StepName, Action: guard.Decision(r.Action), Matched: r.Matched, Confidence: r.Confidence,
 		Timestamp: toTime(r.TS), EvaluatorName: r.EvaluatorName, SelectorPath: r.SelectorPath,
-		ErrorMessage: r.ErrorMessage, Source: r.Source, Shadow: r.Shadow, ControlVersion: r.ControlVersion, KeyName: r.KeyName}
+		ErrorMessage: r.ErrorMessage, Source: r.Source, Shadow: r.Shadow, ControlVersion: r.ControlVersion, KeyName: r.KeyName, SessionID: r.SessionID}
 	// Rows written before the server checked these numbers may hold infinities (PostgreSQL also NaN):
 	// they are left out, so that the event can still be encoded as JSON.
 	if d := r.DurationMS.Float64; r.DurationMS.Valid && !math.IsNaN(d) && !math.IsInf(d, 0) {
@@ -304,6 +305,10 @@ func eventWhere(q *guard.EventQuery) (string, []any) {
 	if q.TraceID != "" {
 		// The literal predicate lets both planners use the partial index events_trace.
 		where, args = append(where, `trace_id = ? AND trace_id <> ''`), append(args, clean(q.TraceID))
+	}
+	if q.SessionID != "" {
+		// The literal predicate lets both planners use the partial index events_session.
+		where, args = append(where, `session_id = ? AND session_id <> ''`), append(args, clean(q.SessionID))
 	}
 	if q.StartTime != nil {
 		where, args = append(where, `ts >= ?`), append(args, q.StartTime.UnixMicro())

@@ -38,6 +38,7 @@ func TestEvents(t *testing.T) {
 		special.ControlExecutionID, special.TraceID, special.SpanID = "6f1c0c9e-1111-4a4a-8b8b-000000000001", "trace-1", "span-1"
 		special.Metadata, special.EvaluatorName, special.SelectorPath = map[string]any{"k": "v"}, "regex", "input.text"
 		special.CheckStage, special.StepType = guard.StagePost, "tool"
+		special.SessionID = "sess-1"
 		batch = append(batch, special)
 		if err := s.InsertEvents(ctx, batch); err != nil {
 			t.Fatal(err)
@@ -48,7 +49,8 @@ func TestEvents(t *testing.T) {
 			t.Fatalf("by trace: %d %v", total, err)
 		}
 		if g := got[0]; g.ControlExecutionID != special.ControlExecutionID || g.SpanID != "span-1" || g.Metadata["k"] != "v" ||
-			!g.Timestamp.Equal(special.Timestamp) || g.ExecutionDurationMS != nil || g.EvaluatorName != "regex" || g.CheckStage != guard.StagePost {
+			!g.Timestamp.Equal(special.Timestamp) || g.ExecutionDurationMS != nil || g.EvaluatorName != "regex" || g.CheckStage != guard.StagePost ||
+			g.SessionID != "sess-1" {
 			t.Fatalf("round trip = %+v", g)
 		}
 		yes := true
@@ -66,6 +68,8 @@ func TestEvents(t *testing.T) {
 			{"stage", guard.EventQuery{CheckStages: []guard.Stage{guard.StagePost}}, 1},
 			{"step type", guard.EventQuery{StepTypes: []string{"tool", "x"}}, 1},
 			{"time range", guard.EventQuery{StartTime: &start, EndTime: &end}, 100},
+			{"session", guard.EventQuery{SessionID: "sess-1"}, 1},
+			{"session of another agent", guard.EventQuery{AgentName: "a", SessionID: "sess-1"}, 0},
 		}
 		for _, tc := range queries {
 			tc.q.Limit = 10

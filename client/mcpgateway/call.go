@@ -47,7 +47,7 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 	if err != nil {
 		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: arguments must be a JSON object"}
 	}
-	cs := &callState{step: guard.Step{Type: StepType, Name: name, Input: args}} // one allocation for both
+	cs := &callState{step: guard.Step{Type: StepType, Name: name, Input: args, Context: g.sessionContext(ss)}} // one allocation for both
 	step := &cs.step
 	if res, err := g.check(ctx, step, guard.StagePre); res != nil || err != nil {
 		return res, nil, err
@@ -216,4 +216,16 @@ func upstreamMeta(m mcp.Meta) mcp.Meta {
 		}
 	}
 	return m
+}
+
+// sessionContext is the step context of a call: the MCP session's id as context.session_id, so that
+// controls reading session state (docs/control-language.md, "Sessions") see the calls of one client
+// session together. A stdio gateway serves one client: its calls share the gateway's own session id.
+func (g *Gateway) sessionContext(ss *mcp.ServerSession) map[string]any {
+	if ss != nil {
+		if id := ss.ID(); id != "" && len("mcp-")+len(id) <= guard.MaxSessionIDBytes {
+			return map[string]any{"session_id": "mcp-" + id}
+		}
+	}
+	return g.procSession
 }

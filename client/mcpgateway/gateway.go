@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
@@ -101,6 +102,10 @@ type Gateway struct {
 	stop     chan struct{}  // closed by Close: ends the sync worker
 	closing  sync.Once
 
+	// procSession is the step context of calls without an MCP session id (stdio: the client's one
+	// connection is one session): {"session_id": "mcp-<random>"}, shared by every such call (read only).
+	procSession map[string]any
+
 	// handlers is the context every request the gateway serves runs under (joined with the request's
 	// own); cancelHandlers ends them all, so that a session can close (see Run).
 	handlers       context.Context
@@ -111,7 +116,8 @@ type Gateway struct {
 // and lists its tools. ctx bounds the connection and the first listing only.
 func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, error) {
 	g := &Gateway{opts: opts, log: opts.Logger, sync: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{}),
-		firstClient: make(chan struct{})}
+		firstClient: make(chan struct{}),
+		procSession: map[string]any{"session_id": "mcp-" + uuid.NewString()}}
 	g.handlers, g.cancelHandlers = context.WithCancel(context.Background())
 	if g.log == nil {
 		g.log = zap.NewNop()

@@ -66,6 +66,13 @@ type Config struct {
 	// ApprovalWebhookURL (GUARD_APPROVAL_WEBHOOK_URL) receives new approval requests (docs/approvals.md).
 	ApprovalWebhookURL string
 
+	// Session state (docs/control-language.md, "Sessions"): "" keeps it in memory; redis://... shares it
+	// between replicas (GUARD_SESSION_STORE), under keys starting with SessionPrefix, idle sessions
+	// expiring after SessionTTL.
+	SessionStore  string
+	SessionPrefix string
+	SessionTTL    time.Duration
+
 	// HostExplicit says HOST was set: the default host depends on authentication, and an explicit
 	// non-loopback host with authentication off earns a warning at start.
 	HostExplicit bool
@@ -180,6 +187,28 @@ var envVars = []envVar{
 				return "a whole number of hours from 1 to 8784"
 			}
 			c.CaptureMaxAge = time.Duration(n) * time.Hour
+			return ""
+		}},
+	{name: "GUARD_SESSION_STORE", desc: "where session state lives: unset or memory (this process), or redis://[user:pass@]host:port[/db] (rediss:// for TLS) to share it between replicas",
+		set: func(c *Config, v string) string {
+			if v == "memory" {
+				return ""
+			}
+			if !strings.HasPrefix(v, "redis://") && !strings.HasPrefix(v, "rediss://") {
+				return "memory, or a URL redis://host:port[/db] or rediss://..."
+			}
+			c.SessionStore = v
+			return ""
+		}},
+	{name: "GUARD_SESSION_PREFIX", def: "guard:", desc: "prefix of the Redis keys of session state (replicas of one deployment share it)",
+		set: func(c *Config, v string) string { c.SessionPrefix = v; return "" }},
+	{name: "GUARD_SESSION_TTL_SECONDS", def: "3600", desc: "a session idle for longer is forgotten",
+		set: func(c *Config, v string) string {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 31*24*3600 {
+				return "a whole number of seconds from 1 to 2678400 (31 days)"
+			}
+			c.SessionTTL = time.Duration(n) * time.Second
 			return ""
 		}},
 	{name: "OBSERVABILITY_ENABLED", def: "true", desc: "record an event per evaluated control and serve the observability API",

@@ -233,7 +233,16 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 	}
 	defer stopTracing()
 
+	sessions, err := openSessionStore(ctx, &cfg, logger)
+	if err != nil {
+		return err
+	}
+	if c, ok := sessions.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+
 	srv, err := server.New(st,
+		server.WithSessionStore(sessions),
 		server.WithLogger(logger),
 		server.WithVersion(version),
 		server.WithAuth(cfg.AuthEnabled, cfg.APIKeys, cfg.AdminAPIKeys),

@@ -28,7 +28,7 @@ const (
 func eventSize(e *guard.Event) int64 {
 	n := eventBase + int64(len(e.ControlExecutionID)+len(e.TraceID)+len(e.SpanID)+len(e.AgentName)+
 		len(e.ControlName)+len(e.StepType)+len(e.StepName)+len(e.EvaluatorName)+len(e.SelectorPath)+
-		len(e.ErrorMessage)+len(e.Source)+len(e.CheckStage)+len(e.Action)+len(e.KeyName))
+		len(e.ErrorMessage)+len(e.Source)+len(e.CheckStage)+len(e.Action)+len(e.KeyName)+len(e.SessionID))
 	if e.Metadata != nil {
 		n += valueSize(e.Metadata, 0)
 	}

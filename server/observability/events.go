@@ -55,6 +55,13 @@ func EventsFromResult(agentName string, step *guard.Step, stage guard.Stage, res
 				ErrorMessage:       cr.Result.Error,
 				Source:             SourceServer,
 			}
+			if res.Session != nil {
+				ev.SessionID = res.Session.ID
+				if len(res.Session.History) > 0 && cr.Action == res.Decision && cr.Result.Matched {
+					// The deciding control's event names the history that made it block.
+					ev.Metadata = withSessionHistory(ev.Metadata, res.Session.History)
+				}
+			}
 			if cr.Duration > 0 {
 				ms := float64(cr.Duration) / float64(time.Millisecond)
 				ev.ExecutionDurationMS = &ms
@@ -63,4 +70,14 @@ func EventsFromResult(agentName string, step *guard.Step, stage guard.Stage, res
 		}
 	}
 	return events
+}
+
+// withSessionHistory returns md (not modified: it may be a control's own metadata) with session_history.
+func withSessionHistory(md map[string]any, h []guard.SessionFact) map[string]any {
+	out := make(map[string]any, len(md)+1)
+	for k, v := range md {
+		out[k] = v
+	}
+	out["session_history"] = h
+	return out
 }

@@ -52,6 +52,8 @@ type Metrics struct {
 	shadowEvals     *prometheus.CounterVec
 	byAgent         *boundedVec[string] // metrics_labels.go
 	byControl       *boundedVec[int64]
+	// sessionStoreErrors counts evaluations that found the session store failing (SessionStoreError).
+	sessionStoreErrors prometheus.Counter
 }
 
 // ValidatePrefix checks a metric name prefix: non-empty, [a-zA-Z_][a-zA-Z0-9_]* (colons are reserved
@@ -133,6 +135,10 @@ func NewMetrics(prefix string) (*Metrics, error) {
 		}, []string{"version", "revision", "goversion"}),
 		unknownFields: newUnknownFieldsCounter(name),
 		shadowEvals:   newShadowCounter(name),
+		sessionStoreErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: name("session_store_errors_total"),
+			Help: "Session store calls that failed (Redis down): the controls reading session state failed by their on_error.",
+		}),
 	}
 	m.byAgent, m.byControl = newLabelledVecs(name)
 	// The label values known in advance start at zero so that rates work from the first scrape.
@@ -149,6 +155,7 @@ func NewMetrics(prefix string) (*Metrics, error) {
 		m.eventsReceived, m.eventsDropped, m.eventsWritten, m.eventsRefused, m.bufferBytes, m.rebuilds, m.buildInfo, m.unknownFields,
 		m.shadowEvals,
 		m.byAgent.vec, m.byControl.vec,
+		m.sessionStoreErrors,
 	)
 	return m, nil
 }
@@ -273,3 +280,6 @@ func decisionLabel(d guard.Decision) string {
 	}
 	return "other"
 }
+
+// SessionStoreError counts one failed call of the session store.
+func (m *Metrics) SessionStoreError() { m.sessionStoreErrors.Inc() }

@@ -180,6 +180,7 @@ type eventWire struct {
 	ControlExecutionID  string          `json:"control_execution_id"`
 	TraceID             string          `json:"trace_id"`
 	SpanID              string          `json:"span_id"`
+	SessionID           string          `json:"session_id"`
 	AgentName           string          `json:"agent_name"`
 	ControlID           *int64          `json:"control_id"`
 	ControlName         string          `json:"control_name"`
@@ -279,6 +280,7 @@ func (in *eventWire) validate(ev *guard.Event, at string) []guard.Problem {
 	}{
 		{"trace_id", in.TraceID, maxShortField, &ev.TraceID},
 		{"span_id", in.SpanID, maxShortField, &ev.SpanID},
+		{"session_id", in.SessionID, guard.MaxSessionIDBytes, &ev.SessionID},
 		{"control_name", in.ControlName, maxShortField, &ev.ControlName},
 		{"step_type", stepType, maxShortField, &ev.StepType},
 		{"step_name", in.StepName, maxShortField, &ev.StepName},

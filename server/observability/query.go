@@ -23,6 +23,7 @@ type QueryRequest struct {
 	StepTypes   []string `json:"step_types"`
 	TraceID     string   `json:"trace_id"`
 	Shadow      *bool    `json:"shadow"` // true: only shadow events; false: only enforced ones
+	SessionID   string   `json:"session_id"`
 	StartTime   *string  `json:"start_time"`
 	EndTime     *string  `json:"end_time"`
 	Limit       *int     `json:"limit"`
@@ -95,6 +96,7 @@ func (req *QueryRequest) toQuery() (guard.EventQuery, error) {
 		Errored:    req.Errored,
 		StepTypes:  req.StepTypes,
 		TraceID:    req.TraceID,
+		SessionID:  req.SessionID,
 		Limit:      DefaultQueryLimit,
 	}
 	if ps := req.checkLimits(); len(ps) > 0 {

@@ -39,5 +39,8 @@ func (req *QueryRequest) checkLimits() []guard.Problem {
 	if len(req.TraceID) > maxShortField {
 		ps = append(ps, guard.Problem{Field: "trace_id", Code: "max_length", Message: fmt.Sprintf("must be at most %d bytes long", maxShortField)})
 	}
+	if len(req.SessionID) > guard.MaxSessionIDBytes {
+		ps = append(ps, guard.Problem{Field: "session_id", Code: "max_length", Message: fmt.Sprintf("must be at most %d bytes long", guard.MaxSessionIDBytes)})
+	}
 	return ps
 }

@@ -76,7 +76,7 @@ const FIELD_OF = [
   ['scope.step_types', 'step_types'], ['scope.step_names', 'step_names'], ['scope.step_name_regex', 'step_name_regex'],
   ['scope.stages', 'stages'], ['scope', 'stages'],
   ['action.steering_context.required_actions', 'required_actions'], ['action.steering_context', 'steering_message'],
-  ['action.decision', 'decision'], ['action.metadata', 'action_metadata'], ['action', 'decision'],
+  ['action.decision', 'decision'], ['action.metadata', 'action_metadata'], ['action.session', 'action_session'], ['action', 'decision'],
   ['condition', 'condition'], ['selector', 'condition'], ['evaluator', 'condition'],
   ['mode', 'mode'], ['tests', 'tests'],
 ];
@@ -125,13 +125,14 @@ export async function controlEditView(el, controlId, prefill) {
     steering_message: h('input', { type: 'text', id: 'ctl-steer-message', value: steer.message || '', disabled: ro }),
     required_actions: h('textarea', { id: 'ctl-steer-actions', disabled: ro, rows: 3 }, (steer.required_actions || []).join('\n')),
     action_metadata: h('textarea', { id: 'ctl-action-metadata', disabled: ro, rows: 3, spellcheck: 'false' }, act.metadata ? JSON.stringify(act.metadata, null, 2) : ''),
+    action_session: h('textarea', { id: 'ctl-action-session', disabled: ro, rows: 3, spellcheck: 'false' }, act.session ? JSON.stringify(act.session, null, 2) : ''),
     tags: h('input', { type: 'text', id: 'ctl-tags', value: (d.tags || []).join(', '), disabled: ro }),
     condition: h('textarea', { id: 'ctl-condition', class: 'tall', spellcheck: 'false', disabled: ro }, JSON.stringify(d.condition || DEFAULT_CONDITION, null, 2)),
     mode: h('select', { id: 'ctl-mode', disabled: ro }, [['enforce', 'enforce'], ['shadow', 'shadow (record what it would do, never block)']].map(([v, l]) => h('option', { value: v, selected: (d.mode || 'enforce') === v }, l))),
   };
   const testsBox = testsPanel(d.tests, ro, () => schedule());
   // Short text areas grow with their content (up to a point) instead of hiding lines.
-  for (const ta of [i.description, i.required_actions, i.action_metadata]) {
+  for (const ta of [i.description, i.required_actions, i.action_metadata, i.action_session]) {
     const fit = () => { ta.rows = Math.min(14, Math.max(2, ta.value.split('\n').length)); };
     fit();
     ta.addEventListener('input', fit);
@@ -173,6 +174,10 @@ export async function controlEditView(el, controlId, prefill) {
     if (i.action_metadata.value.trim()) {
       try { out.action.metadata = JSON.parse(i.action_metadata.value); } catch { jsonOK = false; problems.push({ field: 'data.action.metadata', message: 'is not valid JSON' }); }
     }
+    if (i.action_session.value.trim()) {
+      try { out.action.session = JSON.parse(i.action_session.value); } catch { jsonOK = false; problems.push({ field: 'data.action.session', message: 'is not valid JSON' }); }
+    }
+    if (act.redact) out.action.redact = act.redact; // not edited here: kept as loaded
     try { out.condition = JSON.parse(i.condition.value); } catch (e) { jsonOK = false; problems.push({ field: 'data.condition', message: 'is not valid JSON: ' + e.message }); }
     if (i.mode.value === 'shadow' || d.mode) out.mode = i.mode.value;
     if (testsBox.tests().length) out.tests = testsBox.tests();
@@ -268,7 +273,8 @@ export async function controlEditView(el, controlId, prefill) {
       field('Decision', i.decision, null, 'decision'),
       steerOnly[steerOnly.push(field('Steering message', i.steering_message, 'required for steer', 'steering_message')) - 1],
       steerOnly[steerOnly.push(field('Required actions', i.required_actions, 'one per line', 'required_actions')) - 1],
-      field('Action metadata (JSON)', i.action_metadata, 'optional, e.g. {"severity": "high"}', 'action_metadata')),
+      field('Action metadata (JSON)', i.action_metadata, 'optional, e.g. {"severity": "high"}', 'action_metadata'),
+      field('Session effect (JSON)', i.action_session, 'optional, e.g. {"add_labels": ["untrusted"]} (docs/control-language.md, Sessions)', 'action_session')),
     h('div', {},
       h('h2', {}, 'Condition'),
       conditionEditor(i.condition, ro),

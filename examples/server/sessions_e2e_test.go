@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/guardrail-control/guard/store/storetest"
+)
+
+// testRedis returns the URL of the tests' Redis (GUARD_TEST_REDIS_URL, else the local one .ci/redis.sh
+// starts) and a key prefix no other run uses, whose keys are deleted when the test ends. Without a Redis
+// the test skips, except under CI=true.
+func testRedis(t *testing.T) (url, prefix string) {
+	t.Helper()
+	url = os.Getenv("GUARD_TEST_REDIS_URL")
+	if url == "" {
+		url = "redis://127.0.0.1:6379/0"
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	ctx := context.Background()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Redis is required under CI (.ci/redis.sh): %v", err)
+		}
+		t.Skipf("no Redis at %s: %v", url, err)
+	}
+	prefix = fmt.Sprintf("guarde2e:%d:%d:", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() {
+		iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			rdb.Del(ctx, iter.Val())
+		}
+		rdb.Close()
+	})
+	return url, prefix
+}
+
+// sessionStep posts one tool step of a session and returns the result.
+func (p *proc) sessionStep(agent, tool, session string) map[string]any {
+	p.t.Helper()
+	return p.call(200, "POST", "/api/v1/evaluation", map[string]any{"agent_name": agent, "stage": "pre",
+		"step": map[string]any{"type": "tool", "name": tool, "context": map[string]any{"session_id": session}}})
+}
+
+// TestSessionsAcrossReplicas (issue 24, done when): two server processes share session state through one
+// Redis. Step 1 (fetch an untrusted page) goes through replica A, step 2 (read a private file) through B,
+// step 3 (post to a URL) through A: the rule-of-two template denies it, naming steps 1 and 2. The same
+// three steps in three sessions are allowed.
+func TestSessionsAcrossReplicas(t *testing.T) {
+	redisURL, prefix := testRedis(t)
+	var dbURL string
+	if os.Getenv(storetest.PostgresEnv) != "" {
+		dbURL = storetest.PostgresURL(t)
+	} else {
+		storetest.SkipWithoutSQLite(t)
+		dbURL = filepath.Join(t.TempDir(), "guard.db") // two processes on one SQLite file (WAL)
+	}
+	env := map[string]string{"DATABASE_URL": dbURL, "GUARD_SESSION_STORE": redisURL, "GUARD_SESSION_PREFIX": prefix}
+	a := startServer(t, env, "serve", "--migrate")
+	b := startServer(t, env)
+
+	a.call(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "bot"}})
+	rendered := a.call(200, "POST", "/api/v1/control-templates/rule-of-two/render", map[string]any{"parameters": map[string]any{
+		"untrusted_steps": []string{"fetch_page"}, "sensitive_steps": []string{"read_file"}, "egress_steps": []string{"http_post"}}})
+	data := rendered["control_data"].(map[string]any)
+	id := int64(a.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "rule-of-two", "data": data})["control_id"].(float64))
+	a.call(200, "POST", fmt.Sprintf("/api/v1/agents/bot/controls/%d", id), nil)
+
+	flow := []struct {
+		via  *proc
+		tool string
+	}{{a, "fetch_page"}, {b, "read_file"}, {a, "http_post"}}
+	for i, st := range flow {
+		res := st.via.sessionStep("bot", st.tool, "conv-1")
+		want := "allow"
+		if i == 2 {
+			want = "deny"
+		}
+		if res["decision"] != want {
+			t.Fatalf("step %d (%s): %v, want %s: %v", i+1, st.tool, res["decision"], want, res["reason"])
+		}
+		sess, _ := res["session"].(map[string]any)
+		if sess["id"] != "conv-1" || sess["step"] != float64(i+1) {
+			t.Fatalf("step %d: session %v", i+1, sess)
+		}
+		if i < 2 {
+			continue
+		}
+		reason, _ := res["reason"].(string)
+		for _, w := range []string{"step 1 (fetch_page) added label untrusted", "step 2 (read_file) added label sensitive"} {
+			if !strings.Contains(reason, w) {
+				t.Errorf("reason %q lacks %q", reason, w)
+			}
+		}
+		hist, _ := sess["history"].([]any)
+		if len(hist) != 3 {
+			t.Errorf("history %v", hist)
+		}
+	}
+	// The same three steps in three sessions, through alternating replicas: each allowed.
+	for i, st := range flow {
+		via := []*proc{b, a, b}[i]
+		if res := via.sessionStep("bot", st.tool, fmt.Sprintf("single-%d", i)); res["decision"] != "allow" {
+			t.Fatalf("%s alone: %v", st.tool, res["reason"])
+		}
+	}
+	// A session id over the cap is a 422 naming the field.
+	body := a.expect(422, "POST", "/api/v1/evaluation", map[string]any{"agent_name": "bot", "stage": "pre",
+		"step": map[string]any{"type": "tool", "name": "x", "context": map[string]any{"session_id": strings.Repeat("s", 129)}}})
+	if !strings.Contains(string(body), "step.context.session_id") {
+		t.Fatalf("422 body %s", body)
+	}
+	a.stop()
+	b.stop()
+}
+
+// TestSessionStoreUnreachableAtStart: a replica told to share sessions through a Redis that does not
+// answer refuses to start, naming the variable.
+func TestSessionStoreUnreachableAtStart(t *testing.T) {
+	storetest.SkipWithoutSQLite(t)
+	bin := buildServer(t)
+	out, err := runBin(bin, []string{"DB_URL=" + filepath.Join(t.TempDir(), "x.db"), "PORT=0", "HOST=127.0.0.1",
+		"GUARD_SESSION_STORE=redis://127.0.0.1:1/0"}, "serve", "--migrate")
+	if err == nil || !strings.Contains(out, "GUARD_SESSION_STORE") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}

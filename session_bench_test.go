@@ -1,0 +1,91 @@
+package guard_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/guardrail-control/guard"
+)
+
+// BenchmarkCheckSession measures what session state costs Check on an agent with 10 controls (those of
+// BenchmarkCheck): none (no control reads session state: the case must cost what BenchmarkCheck's
+// 10 controls cost, with the same allocations), and one more control reading a session counter and
+// labels from the in-memory store, on a session that keeps growing (its state at its caps).
+func BenchmarkCheckSession(b *testing.B) {
+	sessionCtl := guard.Control{ID: 1000, Name: "tool-loop", Data: guard.ControlData{
+		Enabled: true,
+		Scope:   guard.Scope{Stages: []guard.Stage{guard.StagePre}},
+		Condition: guard.Condition{And: []guard.Condition{
+			{Selector: &guard.Selector{Path: "session.count", Window: "60s"}, Evaluator: &guard.EvaluatorSpec{Name: "threshold", Config: map[string]any{"gt": 1e12}}},
+			{Selector: &guard.Selector{Path: "session.labels"}, Evaluator: &guard.EvaluatorSpec{Name: "list", Config: map[string]any{"values": []any{"a", "b"}, "logic": "all"}}},
+		}},
+		Action: guard.Action{Decision: guard.DecisionDeny},
+	}}
+	for _, tc := range []struct {
+		name    string
+		session bool
+	}{{"controls=10/no_session_controls", false}, {"controls=10/one_session_control", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			controls := benchControls(10, false)
+			if tc.session {
+				controls = append(controls, sessionCtl)
+			}
+			e := guard.New()
+			if err := e.Update(controls); err != nil {
+				b.Fatal(err)
+			}
+			step := &guard.Step{Type: "llm", Name: "chat", Input: benchNoMatch, Context: map[string]any{"session_id": "s-1"}}
+			ctx := context.Background()
+			for i := 0; i < 64; i++ { // the session at its caps
+				if err := e.Check(ctx, step, guard.StagePre); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if e.UsesSessions() != tc.session {
+				b.Fatal(fmt.Sprint("UsesSessions ", e.UsesSessions()))
+			}
+			loop(b, func() {
+				if err := e.Check(ctx, step, guard.StagePre); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkIdleSessions measures the heap an idle session holds in the in-memory store: 100,000 sessions
+// of one agent, each after one step of a rule-of-two agent (one label, one step record). It reports
+// bytes per session (the figure of docs/control-language.md's memory bound); b.N is not used.
+func BenchmarkIdleSessions(b *testing.B) {
+	const n = 100_000
+	d, err := guard.ParseControlData([]byte(`{"enabled": true, "scope": {"stages": ["pre"]},
+	  "condition": {"selector": {"path": "session.labels"}, "evaluator": {"name": "list", "config": {"values": ["untrusted", "sensitive", "egress"], "logic": "all"}}},
+	  "action": {"decision": "deny", "session": {"label_steps": [{"label": "untrusted", "steps": ["fetch_page"]}]}}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	store := guard.NewMemorySessionStore(0, 2*n)
+	e := guard.New(guard.WithSessionStore(store), guard.WithAgentName("agent"))
+	if err := e.Update([]guard.Control{{ID: 1, Name: "rule-of-two", Data: d}}); err != nil {
+		b.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ctx := context.Background()
+	for i := 0; i < n; i++ {
+		step := &guard.Step{Type: "tool", Name: "fetch_page", Context: map[string]any{"session_id": fmt.Sprintf("session-%08d", i)}}
+		if err := e.Check(ctx, step, guard.StagePre); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if store.Len() != n {
+		b.Fatalf("%d sessions stored", store.Len())
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-B/session")
+	runtime.KeepAlive(store)
+}

@@ -1,0 +1,287 @@
+package guard
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/guardrail-control/guard/evaluator"
+)
+
+// Caps of one session's state (docs/control-language.md, "Sessions"): what a session holds is bounded
+// whatever its steps send, and never includes step content.
+const (
+	// MaxSessionIDBytes bounds context.session_id.
+	MaxSessionIDBytes = 128
+	// MaxSessionSteps is how many step records (name, type, decision, time) a session keeps: the last ones.
+	MaxSessionSteps = 32
+	// MaxSessionCounters bounds the counters and sums of one session or agent; when a new one would
+	// exceed it, the counter updated longest ago is dropped.
+	MaxSessionCounters = 64
+)
+
+// SessionState is what guard remembers of one session (or, for agent.* selectors, of one agent over
+// every session): labels with the step that added each, counters and sums, the last step records. A
+// stored state is never modified: an update stores a new one with the next Version.
+type SessionState struct {
+	Version  int64         `json:"v"`
+	Seq      int64         `json:"q,omitempty"` // steps recorded at the pre stage so far
+	Labels   []LabelOrigin `json:"l,omitempty"`
+	Counters []Counter     `json:"c,omitempty"`
+	Steps    []StepRecord  `json:"s,omitempty"`
+	Touched  int64         `json:"t"` // unix ms of the last update
+
+	// derived from the above, built once on first use (derive) so that evaluations read them without
+	// allocating
+	labelsOnce sync.Once
+	stepsOnce  sync.Once
+	labelsVal  []any
+	labelsText string
+	stepsVal   []any
+	stepsText  string
+}
+
+// LabelOrigin is a label of a session and where it came from.
+type LabelOrigin struct {
+	Label    string `json:"label"`
+	Step     int64  `json:"step"`      // the sequence number of the step that added it (1 is the first step)
+	StepName string `json:"step_name"` // its name
+	By       string `json:"by"`        // "control <name>", "label_steps of control <name>" or "step schema"
+}
+
+// Counter is a count or sum over a fixed window (Start is when the window began, unix ms).
+type Counter struct {
+	Key   string  `json:"k"`
+	Start int64   `json:"b"`
+	Value float64 `json:"n"`
+}
+
+// StepRecord is one step a session went through: never its content.
+type StepRecord struct {
+	Seq      int64    `json:"seq"`
+	Type     string   `json:"type"`
+	Name     string   `json:"name"`
+	Decision Decision `json:"decision"`
+	At       int64    `json:"at"` // unix ms
+}
+
+// labelsData is session.labels of s alone (nil when none), built on first use.
+func (s *SessionState) labelsData() evaluator.Data {
+	if s == nil {
+		return evaluator.Data{}
+	}
+	s.labelsOnce.Do(s.deriveLabels)
+	if s.labelsVal == nil {
+		return evaluator.Data{}
+	}
+	return evaluator.Data{Value: s.labelsVal, Text: s.labelsText}
+}
+
+// stepsData is session.steps of s (nil when none), built on first use.
+func (s *SessionState) stepsData() evaluator.Data {
+	if s == nil {
+		return evaluator.Data{}
+	}
+	s.stepsOnce.Do(s.deriveSteps)
+	if s.stepsVal == nil {
+		return evaluator.Data{}
+	}
+	return evaluator.Data{Value: s.stepsVal, Text: s.stepsText}
+}
+
+// deriveLabels builds the labels as a list with its text.
+func (s *SessionState) deriveLabels() {
+	if len(s.Labels) > 0 {
+		s.labelsVal = make([]any, len(s.Labels))
+		names := make([]string, len(s.Labels))
+		for i, l := range s.Labels {
+			s.labelsVal[i], names[i] = l.Label, l.Label
+		}
+		s.labelsText = listText(names)
+	}
+}
+
+// deriveSteps builds the names of the allowed steps as a list with its text.
+func (s *SessionState) deriveSteps() {
+	var steps []string
+	for _, r := range s.Steps {
+		if !blocks(r.Decision) {
+			steps = append(steps, r.Name)
+		}
+	}
+	if len(steps) > 0 {
+		s.stepsVal = make([]any, len(steps))
+		for i, n := range steps {
+			s.stepsVal[i] = n
+		}
+		s.stepsText = listText(steps)
+	}
+}
+
+// listText is the text form of a list of strings, as textForm writes it.
+func listText(items []string) string {
+	b, _ := json.Marshal(items)
+	return string(b)
+}
+
+// blocks reports whether a decision keeps the step from running.
+func blocks(d Decision) bool { return d == DecisionDeny || d == DecisionSteer }
+
+// hasLabel reports whether s holds label l.
+func (s *SessionState) hasLabel(l string) bool {
+	if s == nil {
+		return false
+	}
+	for i := range s.Labels {
+		if s.Labels[i].Label == l {
+			return true
+		}
+	}
+	return false
+}
+
+// counter returns the value of counter key at now (0 when its window has passed or it does not exist).
+func (s *SessionState) counter(key string, window, now int64) float64 {
+	if s == nil {
+		return 0
+	}
+	for i := range s.Counters {
+		c := &s.Counters[i]
+		if c.Key == key {
+			if window > 0 && now-c.Start >= window {
+				return 0
+			}
+			return c.Value
+		}
+	}
+	return 0
+}
+
+// counterAdd is the contribution of one evaluation to one counter.
+type counterAdd struct {
+	key    string
+	window int64 // ms, 0: none
+	add    float64
+}
+
+// next returns the state after an evaluation: s (nil for a new session) with labels added, counters
+// advanced and, when rec is not nil, the step recorded. It never modifies s.
+func (s *SessionState) next(labels []LabelOrigin, adds []counterAdd, rec *StepRecord, now int64) *SessionState {
+	n := &SessionState{Touched: now}
+	if s != nil {
+		n.Version, n.Seq = s.Version, s.Seq
+		n.Labels = append([]LabelOrigin(nil), s.Labels...)
+		n.Counters = append([]Counter(nil), s.Counters...)
+		n.Steps = append([]StepRecord(nil), s.Steps...)
+	}
+	n.Version++
+	if rec != nil {
+		n.Seq = rec.Seq
+		n.Steps = append(n.Steps, *rec)
+		if len(n.Steps) > MaxSessionSteps {
+			n.Steps = append(n.Steps[:0:0], n.Steps[len(n.Steps)-MaxSessionSteps:]...)
+		}
+	}
+	for _, l := range labels {
+		if len(n.Labels) >= MaxSessionLabels {
+			break
+		}
+		if !n.hasLabel(l.Label) {
+			n.Labels = append(n.Labels, l)
+		}
+	}
+	n.Counters = applyCounters(n.Counters, adds, now)
+	return n
+}
+
+// applyCounters adds adds to counters (restarting a window that has passed) and keeps at most
+// MaxSessionCounters, dropping those whose window started longest ago.
+func applyCounters(cs []Counter, adds []counterAdd, now int64) []Counter {
+	for _, a := range adds {
+		found := false
+		for i := range cs {
+			c := &cs[i]
+			if c.Key != a.key {
+				continue
+			}
+			found = true
+			if a.window > 0 && now-c.Start >= a.window {
+				c.Start, c.Value = now, 0
+			}
+			c.Value += a.add
+			break
+		}
+		if !found {
+			cs = append(cs, Counter{Key: a.key, Start: now, Value: a.add})
+		}
+	}
+	if len(cs) > MaxSessionCounters {
+		sort.SliceStable(cs, func(i, j int) bool { return cs[i].Start > cs[j].Start })
+		cs = cs[:MaxSessionCounters]
+	}
+	return cs
+}
+
+// DecodeSessionState decodes a state stored as JSON (the Redis store, sessionredis).
+func DecodeSessionState(b []byte) (*SessionState, error) {
+	var s SessionState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// labelsBy says where labels came from, for LabelOrigin.By.
+func labelsBy(kind, control string) string {
+	if control == "" {
+		return kind
+	}
+	return kind + " " + strings.TrimSpace(control)
+}
+
+// appendNext is next for the newest stored state s, under the store's lock: the step records and labels
+// of the next state share s's arrays when they have room (appending past what s and older states show:
+// they never see it), so a step costs no copy of the records but once every MaxSessionSteps steps.
+func (s *SessionState) appendNext(labels []LabelOrigin, adds []CounterAdd, rec *StepRecord, now int64) *SessionState {
+	n := &SessionState{Touched: now}
+	if s != nil {
+		n.Version, n.Seq, n.Labels, n.Steps = s.Version, s.Seq, s.Labels, s.Steps
+		if len(adds) > 0 {
+			n.Counters = append([]Counter(nil), s.Counters...)
+		} else {
+			n.Counters = s.Counters
+		}
+	}
+	n.Version++
+	if rec != nil {
+		n.Seq = rec.Seq
+		if len(n.Steps) == cap(n.Steps) {
+			// Full (or new): a fresh array with room for MaxSessionSteps more records.
+			keep := n.Steps
+			if len(keep) >= MaxSessionSteps {
+				keep = keep[len(keep)-MaxSessionSteps+1:]
+			}
+			// Grow by doubling up to twice the cap: a short session holds a short array.
+			fresh := make([]StepRecord, len(keep), min(max(4, 2*len(keep)), 2*MaxSessionSteps))
+			copy(fresh, keep)
+			n.Steps = fresh
+		}
+		n.Steps = append(n.Steps, *rec)
+		if len(n.Steps) > MaxSessionSteps {
+			n.Steps = n.Steps[len(n.Steps)-MaxSessionSteps:]
+		}
+	}
+	for _, l := range labels {
+		if len(n.Labels) >= MaxSessionLabels {
+			break
+		}
+		if !n.hasLabel(l.Label) {
+			n.Labels = append(n.Labels[:len(n.Labels):len(n.Labels)], l) // copies: labels change rarely
+		}
+	}
+	if len(adds) > 0 {
+		n.Counters = applyCounters(n.Counters, agentAdds(adds), now)
+	}
+	return n
+}

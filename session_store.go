@@ -1,0 +1,253 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// SessionStore keeps session and agent states (SessionState) for engines whose controls use them. The
+// engine reads the states at the start of an evaluation and commits the next session state at its end
+// with a version check (compare and set): when another evaluation of the same session committed first,
+// Commit reports a conflict with the stored state and the engine evaluates again on it. Agent-wide
+// counters are added to, never compared (many sessions update them at once).
+//
+// A store may answer Load from a cache (the Redis store does, so that an evaluation costs one round trip,
+// the Commit): a stale answer only costs a conflict.
+type SessionStore interface {
+	// Load returns the state of the session (nil when it has none, or session is "") and, when agent is
+	// true, the agent-wide state (nil when none). now is the evaluation's clock (idle expiry).
+	Load(ctx context.Context, agentName, session string, agent bool, now time.Time) (sess, ag *SessionState, err error)
+	// Commit stores the session's next state (c.Next(), or the same delta applied to the stored state)
+	// if the stored state's version is still c.Base (0: no state), and adds c.AgentAdds to the agent's
+	// counters. On a version conflict it stores nothing and returns ok false with the stored session state.
+	Commit(ctx context.Context, c *SessionCommit) (ok bool, current *SessionState, err error)
+}
+
+// SessionSerializer is implemented by stores that make the evaluations of one session in this process
+// take turns (the engine holds the mutex from Load to Commit), so that parallel steps of a session do not
+// conflict; the mutex may be shared with other sessions (stripes).
+type SessionSerializer interface {
+	SessionMutex(agent, session string) *sync.Mutex
+}
+
+// sessionStripes is the number of mutexes SessionMutex spreads sessions over.
+const sessionStripes = 1024
+
+// SessionCommit is the outcome of one evaluation for the store.
+type SessionCommit struct {
+	Agent     string
+	Session   string        // "": no session state to write
+	Base      int64         // the version the evaluation read
+	BaseState *SessionState // the state the evaluation read (nil: none)
+	Write     bool          // the session has something to write (false: only agent counters)
+	// The delta of the session: labels added, counter contributions, the step's record (pre stage).
+	Labels    []LabelOrigin
+	Adds      []CounterAdd
+	Record    *StepRecord
+	AgentAdds []CounterAdd // contributions to the agent's counters
+	Now       time.Time
+}
+
+// Next returns the session's next state: BaseState with the delta applied (a new state; BaseState is
+// not modified).
+func (c *SessionCommit) Next() *SessionState {
+	return c.BaseState.next(c.Labels, agentAdds(c.Adds), c.Record, c.Now.UnixMilli())
+}
+
+// CounterAdd adds Add to the counter Key of an agent, over a fixed window of WindowMS (0: none).
+type CounterAdd struct {
+	Key      string  `json:"k"`
+	WindowMS int64   `json:"w"`
+	Add      float64 `json:"a"`
+}
+
+// ErrSessionStoreFull is returned by a MemorySessionStore that holds its maximum number of sessions: the
+// controls that read session state then fail by their on_error.
+var ErrSessionStoreFull = errors.New("guard: the session store holds its maximum number of sessions")
+
+// Defaults of MemorySessionStore.
+const (
+	DefaultSessionTTL        = time.Hour
+	DefaultMaxMemorySessions = 1_000_000
+	memStoreShards           = 64
+	agentStateTTL            = MaxSessionWindow // agent-wide counters live as long as the longest window
+	memSweepEvery            = time.Minute
+)
+
+// MemorySessionStore is the in-process SessionStore: the default of an engine, and of the server
+// without GUARD_SESSION_STORE. Sessions idle for longer than the TTL are forgotten (lazily on access,
+// and by a sweep of each shard at most once a minute, on a commit).
+type MemorySessionStore struct {
+	ttl    time.Duration
+	max    int64
+	seed   maphash.Seed
+	count  atomic.Int64
+	shards [memStoreShards]memShard
+	turns  [sessionStripes]sync.Mutex // SessionMutex
+}
+
+// SessionMutex implements SessionSerializer.
+func (s *MemorySessionStore) SessionMutex(agent, session string) *sync.Mutex {
+	return &s.turns[s.hash(memKey{agent, session})%sessionStripes]
+}
+
+type memShard struct {
+	mu        sync.Mutex
+	m         map[memKey]memEntry
+	lastSweep int64
+}
+
+type memKey struct{ agent, session string }
+
+type memEntry struct {
+	st  *SessionState
+	exp int64 // unix ms
+}
+
+// NewMemorySessionStore returns an empty store whose sessions expire after ttl idle (DefaultSessionTTL
+// when ttl <= 0) and which holds at most max sessions (DefaultMaxMemorySessions when max <= 0).
+func NewMemorySessionStore(ttl time.Duration, max int) *MemorySessionStore {
+	if ttl <= 0 {
+		ttl = DefaultSessionTTL
+	}
+	if max <= 0 {
+		max = DefaultMaxMemorySessions
+	}
+	s := &MemorySessionStore{ttl: ttl, max: int64(max), seed: maphash.MakeSeed()}
+	for i := range s.shards {
+		s.shards[i].m = make(map[memKey]memEntry)
+	}
+	return s
+}
+
+// Len returns the number of sessions and agent states held (expired ones included until swept).
+func (s *MemorySessionStore) Len() int { return int(s.count.Load()) }
+
+func (s *MemorySessionStore) shard(k memKey) *memShard {
+	return &s.shards[s.hash(k)%memStoreShards]
+}
+
+func (s *MemorySessionStore) hash(k memKey) uint64 {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.WriteString(k.agent)
+	h.WriteByte(0)
+	h.WriteString(k.session)
+	return h.Sum64()
+}
+
+// get returns the live state of k; the shard is locked.
+func (sh *memShard) get(k memKey, now int64) *SessionState {
+	e, ok := sh.m[k]
+	if !ok || e.exp <= now {
+		return nil
+	}
+	return e.st
+}
+
+// Load implements SessionStore.
+func (s *MemorySessionStore) Load(_ context.Context, agentName, session string, agent bool, at time.Time) (sess, ag *SessionState, err error) {
+	now := at.UnixMilli()
+	if session != "" {
+		k := memKey{agentName, session}
+		sh := s.shard(k)
+		sh.mu.Lock()
+		sess = sh.get(k, now)
+		sh.mu.Unlock()
+	}
+	if agent {
+		k := memKey{agentName, ""}
+		sh := s.shard(k)
+		sh.mu.Lock()
+		ag = sh.get(k, now)
+		sh.mu.Unlock()
+	}
+	return sess, ag, nil
+}
+
+// Commit implements SessionStore.
+func (s *MemorySessionStore) Commit(_ context.Context, c *SessionCommit) (bool, *SessionState, error) {
+	now := c.Now.UnixMilli()
+	if c.Session != "" && c.Write {
+		k := memKey{c.Agent, c.Session}
+		sh := s.shard(k)
+		sh.mu.Lock()
+		s.sweep(sh, now)
+		_, exists := sh.m[k]
+		cur := sh.get(k, now)
+		var v int64
+		if cur != nil {
+			v = cur.Version
+		}
+		if v != c.Base {
+			sh.mu.Unlock()
+			return false, cur, nil
+		}
+		if !exists && s.count.Add(1) > s.max {
+			// Full: free what has expired in every shard, then try once more.
+			s.count.Add(-1)
+			sh.mu.Unlock()
+			s.sweepAll(now)
+			sh.mu.Lock()
+			if _, exists = sh.m[k]; !exists && s.count.Add(1) > s.max {
+				s.count.Add(-1)
+				sh.mu.Unlock()
+				return false, nil, ErrSessionStoreFull
+			}
+		}
+		// Under the shard's lock cur is the newest state of the session: the next one may share its
+		// arrays (appending past what cur and older states show), which saves copying the step records.
+		sh.m[k] = memEntry{st: cur.appendNext(c.Labels, c.Adds, c.Record, now), exp: now + s.ttl.Milliseconds()}
+		sh.mu.Unlock()
+	}
+	if len(c.AgentAdds) > 0 {
+		k := memKey{c.Agent, ""}
+		sh := s.shard(k)
+		sh.mu.Lock()
+		_, exists := sh.m[k]
+		cur := sh.get(k, now)
+		if !exists {
+			s.count.Add(1)
+		}
+		sh.m[k] = memEntry{st: cur.next(nil, agentAdds(c.AgentAdds), nil, now), exp: now + agentStateTTL.Milliseconds()}
+		sh.mu.Unlock()
+	}
+	return true, nil, nil
+}
+
+// sweep drops the expired entries of sh, at most once per memSweepEvery; sh is locked.
+func (s *MemorySessionStore) sweep(sh *memShard, now int64) {
+	if now-sh.lastSweep < memSweepEvery.Milliseconds() {
+		return
+	}
+	sh.lastSweep = now
+	for k, e := range sh.m {
+		if e.exp <= now {
+			delete(sh.m, k)
+			s.count.Add(-1)
+		}
+	}
+}
+
+// sweepAll sweeps every shard (each at most once per memSweepEvery).
+func (s *MemorySessionStore) sweepAll(now int64) {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		s.sweep(sh, now)
+		sh.mu.Unlock()
+	}
+}
+
+// agentAdds converts the exported form of counter contributions.
+func agentAdds(in []CounterAdd) []counterAdd {
+	out := make([]counterAdd, len(in))
+	for i, a := range in {
+		out[i] = counterAdd{key: a.Key, window: a.WindowMS, add: a.Add}
+	}
+	return out
+}
