@@ -5,7 +5,7 @@ echo "== redis"
 redis_up() { redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null | grep -q PONG; }
 if ! redis_up; then
   if ! command -v redis-server >/dev/null 2>&1; then
-    (apt-get install -y redis-server >/dev/null 2>&1 || sudo apt-get install -y redis-server >/dev/null 2>&1) || true
+    (apt-get install -y redis-server >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y redis-server >/dev/null 2>&1; }) || true
   fi
   redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no >/dev/null
   for _ in $(seq 1 30); do redis_up && break; sleep 1; done
