@@ -75,7 +75,7 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 	rendered := a.call(200, "POST", "/api/v1/control-templates/rule-of-two/render", map[string]any{"parameters": map[string]any{
 		"untrusted_steps": []string{"fetch_page"}, "sensitive_steps": []string{"read_file"}, "egress_steps": []string{"http_post"}}})
 	data := rendered["control_data"].(map[string]any)
-	id := int64(a.call(201, "PUT", "/api/v1/controls", map[string]any{"name": "rule-of-two", "data": data})["control_id"].(float64))
+	id := int64(a.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "rule-of-two", "data": data})["control_id"].(float64))
 	a.call(200, "POST", fmt.Sprintf("/api/v1/agents/bot/controls/%d", id), nil)
 
 	flow := []struct {
