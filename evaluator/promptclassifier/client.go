@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
+
+	"github.com/guardrail-control/guard/evaluator/internal/retry"
 )
 
 // Error is a failure to obtain a classification. Its message names what went wrong (status, timeout,
@@ -50,38 +50,27 @@ func (c *client) classify(ctx context.Context, text string) ([]prediction, error
 	if err != nil {
 		return nil, &Error{msg: "could not encode the request"}
 	}
-	for attempt := 1; ; attempt++ {
-		preds, e := c.once(ctx, body)
-		if e == nil {
-			return preds, nil
-		}
-		e.Attempts = attempt
-		if !e.retryable || attempt > c.s.MaxRetries {
-			return nil, e
-		}
-		wait := c.backoff(attempt)
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
-			e.msg += "; no time left to retry before the deadline"
-			return nil, e
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, timeoutError(ctx, attempt)
-		case <-t.C:
-		}
+	var preds []prediction
+	var last *Error
+	n, stop := c.retryPolicy().Do(ctx, func() retry.Outcome {
+		preds, last = c.once(ctx, body)
+		return retry.Outcome{OK: last == nil, Retryable: last != nil && last.retryable}
+	})
+	switch stop {
+	case retry.Succeeded:
+		return preds, nil
+	case retry.Interrupted:
+		return nil, timeoutError(ctx, n)
+	case retry.NoTimeLeft:
+		last.msg += "; no time left to retry before the deadline"
 	}
+	last.Attempts = n
+	return nil, last
 }
 
-func (c *client) backoff(attempt int) time.Duration {
-	d := c.s.Backoff
-	for i := 1; i < attempt && d < MaxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, MaxBackoff)
-	half := d / 2
-	return half + time.Duration(rand.Int64N(int64(d-half)+1))
+// retryPolicy is the retry loop's policy from the settings.
+func (c *client) retryPolicy() retry.Policy {
+	return retry.Policy{MaxRetries: c.s.MaxRetries, Base: c.s.Backoff, Cap: MaxBackoff}
 }
 
 func timeoutError(ctx context.Context, attempts int) *Error {

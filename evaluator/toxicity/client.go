@@ -7,13 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/guardrail-control/guard/evaluator/internal/retry"
 )
 
 // Error is a failure to obtain a score. Its message names what went wrong (status, timeout, malformed
@@ -74,43 +75,34 @@ func (c *client) moderate(ctx context.Context, text string) (*moderationResponse
 	if err != nil {
 		return nil, &Error{msg: "could not encode the request"}
 	}
-	for attempt := 1; ; attempt++ {
-		resp, e := c.once(ctx, body)
-		if e == nil {
-			return resp, nil
+	var resp *moderationResponse
+	var last *Error
+	n, stop := c.retryPolicy().Do(ctx, func() retry.Outcome {
+		resp, last = c.once(ctx, body)
+		if last == nil {
+			return retry.Outcome{OK: true}
 		}
-		e.Attempts = attempt
-		if !e.retryable || attempt > c.s.MaxRetries {
-			return nil, e
+		o := retry.Outcome{Retryable: last.retryable}
+		if last.hasAfter {
+			o.After = max(last.retryAfter, time.Nanosecond) // Retry-After: 0 means at once, not the backoff
 		}
-		wait := c.backoff(attempt)
-		if e.hasAfter {
-			wait = e.retryAfter
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
-			e.msg += "; no time left to retry before the deadline"
-			return nil, e
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, timeoutError(ctx, attempt)
-		case <-t.C:
-		}
+		return o
+	})
+	switch stop {
+	case retry.Succeeded:
+		return resp, nil
+	case retry.Interrupted:
+		return nil, timeoutError(ctx, n)
+	case retry.NoTimeLeft:
+		last.msg += "; no time left to retry before the deadline"
 	}
+	last.Attempts = n
+	return nil, last
 }
 
-// backoff is the delay before retry number attempt (1-based): Backoff doubled per retry, capped at
-// MaxBackoff, then jittered to a random value between half and all of it.
-func (c *client) backoff(attempt int) time.Duration {
-	d := c.s.Backoff
-	for i := 1; i < attempt && d < MaxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, MaxBackoff)
-	half := d / 2
-	return half + time.Duration(rand.Int64N(int64(d-half)+1))
+// retryPolicy is the retry loop's policy from the settings.
+func (c *client) retryPolicy() retry.Policy {
+	return retry.Policy{MaxRetries: c.s.MaxRetries, Base: c.s.Backoff, Cap: MaxBackoff}
 }
 
 // timeoutError reports that ctx ended before an answer arrived.
