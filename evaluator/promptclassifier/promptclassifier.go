@@ -162,7 +162,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 	score, label, top, topScore := 0.0, "", "", -1.0
 	for _, p := range preds {
 		if math.IsNaN(p.Score) || p.Score < 0 || p.Score > 1 {
-			return evaluator.Result{}, &Error{StatusCode: 200, msg: "the classifier answered a score outside 0..1"}
+			return evaluator.Result{}, e.client.service().Failure(200, "the classifier answered a score outside 0..1")
 		}
 		if p.Score > topScore {
 			top, topScore = p.Label, p.Score

@@ -1,13 +1,12 @@
 package promptclassifier
 
 import (
-	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
+
+	"github.com/guardrail-control/guard/evaluator/internal/extcall"
 )
 
 // Environment variables read by SettingsFromEnv.
@@ -44,58 +43,32 @@ func SettingsFromEnv() Settings {
 	return Settings{URL: strings.TrimSpace(os.Getenv(EnvURL)), APIKey: strings.TrimSpace(os.Getenv(EnvAPIKey))}
 }
 
-var configured atomic.Pointer[Settings]
+var configured extcall.Override[Settings]
 
 // Configure replaces, for the evaluator registered in evaluator.Default, the settings otherwise read from
 // the environment; Configure(nil) goes back to the environment.
-func Configure(s *Settings) {
-	if s == nil {
-		configured.Store(nil)
-		return
-	}
-	c := *s
-	configured.Store(&c)
-}
+func Configure(s *Settings) { configured.Set(s) }
 
-func currentSettings() Settings {
-	if s := configured.Load(); s != nil {
-		return *s
-	}
-	return SettingsFromEnv()
-}
+func currentSettings() Settings { return configured.Get(SettingsFromEnv) }
 
 // Check reports a URL that is not http(s), naming the variable but not its value. Without a URL the
 // evaluator is off and Check passes.
 func (s Settings) Check() error {
-	u := strings.TrimSpace(s.URL)
-	if u == "" {
+	if strings.TrimSpace(s.URL) == "" {
 		return nil
 	}
-	if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return fmt.Errorf("%s must be an http(s) URL", EnvURL)
-	}
-	return nil
+	return extcall.CheckURL(s.URL, EnvURL)
 }
 
 func (s Settings) withDefaults() Settings {
 	s.URL = strings.TrimSpace(s.URL)
 	s.APIKey = strings.TrimSpace(s.APIKey)
 	if s.HTTPClient == nil {
-		s.HTTPClient = defaultHTTPClient
+		s.HTTPClient = extcall.DefaultClient
 	}
-	switch {
-	case s.MaxRetries == 0:
-		s.MaxRetries = DefaultMaxRetries
-	case s.MaxRetries < 0:
-		s.MaxRetries = 0
-	}
+	s.MaxRetries = extcall.RetryCount(s.MaxRetries, DefaultMaxRetries)
 	if s.Backoff <= 0 {
 		s.Backoff = DefaultBackoff
 	}
 	return s
-}
-
-// defaultHTTPClient does not follow redirects: the bearer token goes only to the configured URL.
-var defaultHTTPClient = &http.Client{
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }

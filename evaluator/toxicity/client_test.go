@@ -1,7 +1,6 @@
 package toxicity
 
 import (
-	"net/http"
 	"testing"
 	"time"
 )
@@ -17,25 +16,6 @@ func TestBackoffGrowsWithJitterAndCap(t *testing.T) {
 			if d := c.retryPolicy().Backoff(tt.attempt); d < tt.full/2 || d > tt.full {
 				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", tt.attempt, d, tt.full/2, tt.full)
 			}
-		}
-	}
-}
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		h    string
-		want time.Duration
-		ok   bool
-	}{
-		{"", 0, false}, {"0", 0, true}, {"3", 3 * time.Second, true}, {"-1", 0, false}, {"soon", 0, false},
-		{"999999999", time.Hour, true},
-		{now.Add(5 * time.Second).Format(http.TimeFormat), 5 * time.Second, true},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
-	}
-	for _, tt := range tests {
-		if got, ok := retryAfter(tt.h, now); got != tt.want || ok != tt.ok {
-			t.Errorf("retryAfter(%q) = %v, %v; want %v, %v", tt.h, got, ok, tt.want, tt.ok)
 		}
 	}
 }

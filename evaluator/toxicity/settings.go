@@ -1,13 +1,12 @@
 package toxicity
 
 import (
-	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
+
+	"github.com/guardrail-control/guard/evaluator/internal/extcall"
 )
 
 // Environment variables read by SettingsFromEnv.
@@ -64,29 +63,17 @@ func SettingsFromEnv() Settings {
 	}
 }
 
-// configured holds the settings given to Configure; nil means "read the environment".
-var configured atomic.Pointer[Settings]
+// configured holds the settings given to Configure; unset means "read the environment".
+var configured extcall.Override[Settings]
 
 // Configure replaces, for the evaluator registered in evaluator.Default, the settings otherwise read
 // from the environment at each availability check and build. Configure(nil) goes back to the
 // environment. Evaluators already built keep the settings they were built with. Programs that load the
 // key from a secret store call it once at start; tests should prefer NewFactory with their own registry.
-func Configure(s *Settings) {
-	if s == nil {
-		configured.Store(nil)
-		return
-	}
-	c := *s
-	configured.Store(&c)
-}
+func Configure(s *Settings) { configured.Set(s) }
 
 // currentSettings returns the Configure'd settings, or the environment's.
-func currentSettings() Settings {
-	if s := configured.Load(); s != nil {
-		return *s
-	}
-	return SettingsFromEnv()
-}
+func currentSettings() Settings { return configured.Get(SettingsFromEnv) }
 
 // Check reports a malformed setting, naming the variable (EXT_API_URL) but not its value. Settings without
 // an API key leave the evaluator off and always pass. A server can call SettingsFromEnv().Check() at start
@@ -97,10 +84,7 @@ func (s Settings) Check() error {
 	if s.APIKey == "" {
 		return nil
 	}
-	if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s must be an http(s) URL", EnvAPIURL)
-	}
-	return nil
+	return extcall.CheckURL(s.URL, EnvAPIURL)
 }
 
 // withDefaults fills the zero fields of s.
@@ -110,34 +94,11 @@ func (s Settings) withDefaults() Settings {
 		s.URL = DefaultURL
 	}
 	if s.HTTPClient == nil {
-		s.HTTPClient = defaultHTTPClient
+		s.HTTPClient = extcall.DefaultClient
 	}
-	switch {
-	case s.MaxRetries == 0:
-		s.MaxRetries = DefaultMaxRetries
-	case s.MaxRetries < 0:
-		s.MaxRetries = 0
-	}
+	s.MaxRetries = extcall.RetryCount(s.MaxRetries, DefaultMaxRetries)
 	if s.Backoff <= 0 {
 		s.Backoff = DefaultBackoff
 	}
 	return s
-}
-
-// defaultHTTPClient does not follow redirects (the bearer token goes only to the configured URL) and keeps
-// up to 64 idle connections to the service, so that concurrent evaluations reuse TLS connections instead
-// of the standard transport's 2.
-var defaultHTTPClient = &http.Client{
-	Transport:     defaultTransport(),
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
-
-func defaultTransport() http.RoundTripper {
-	t, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
-		return http.DefaultTransport
-	}
-	t = t.Clone()
-	t.MaxIdleConnsPerHost = 64
-	return t
 }

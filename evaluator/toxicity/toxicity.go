@@ -226,10 +226,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		}
 	}
 	if !found {
-		return evaluator.Result{}, &Error{StatusCode: 200, msg: "the moderation response scores none of the categories " + strings.Join(e.categories, ", ")}
+		return evaluator.Result{}, e.client.service().Failure(200, "the moderation response scores none of the categories "+strings.Join(e.categories, ", "))
 	}
 	if math.IsNaN(score) || score < 0 || score > 1 {
-		return evaluator.Result{}, &Error{StatusCode: 200, msg: "the moderation response has a score outside 0..1"}
+		return evaluator.Result{}, e.client.service().Failure(200, "the moderation response has a score outside 0..1")
 	}
 	matched := compare(e.operator, score, e.target)
 	meta := map[string]any{
