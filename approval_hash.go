@@ -3,12 +3,12 @@ package guard
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"math"
 	"slices"
-	"strconv"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/guardrail-control/guard/internal/jsonstr"
 )
 
 // The payload hash is computed on every step refused by an approval control and on every presented
@@ -127,72 +127,14 @@ func compareUTF16(a, b string) int {
 	return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
 }
 
-// canonNumber writes f as ECMAScript's Number.prototype.toString does (RFC 8785, 3.2.2.3): the shortest
-// form that reads back, exponent notation below 1e-6 and from 1e21, -0 as 0.
+// canonNumber writes f as ECMAScript's Number.prototype.toString does (RFC 8785, 3.2.2.3): encoding/json's
+// shortest form (exponent notation below 1e-6 and from 1e21), except that -0 is written 0.
 func canonNumber(b []byte, f float64) ([]byte, bool) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return b, false
-	}
 	if f == 0 {
 		return append(b, '0'), true
 	}
-	abs := math.Abs(f)
-	fmt := byte('f')
-	if abs < 1e-6 || abs >= 1e21 {
-		fmt = 'e'
-	}
-	b = strconv.AppendFloat(b, f, fmt, -1, 64)
-	if fmt == 'e' {
-		// Go writes e-07 and e+21; ECMAScript e-7 and e+21.
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, true
+	return jsonstr.AppendFloat(b, f)
 }
 
-// canonString writes s quoted with the escapes of RFC 8785 (3.2.2.2): \" \\ \b \f \n \r \t, other
-// control characters as \u00xx, everything else as is. Invalid UTF-8 declines.
-func canonString(b []byte, s string) ([]byte, bool) {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				return b, false
-			}
-			i += size
-			continue
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
-			i++
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			const hexd = "0123456789abcdef"
-			b = append(b, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&0xf])
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"'), true
-}
+// canonString writes s quoted as RFC 8785 does; invalid UTF-8 declines.
+func canonString(b []byte, s string) ([]byte, bool) { return jsonstr.AppendCanonical(b, s) }

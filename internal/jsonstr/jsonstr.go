@@ -40,23 +40,7 @@ func Append(b []byte, s string, escapeHTML bool) []byte {
 				i++
 				continue
 			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
+			b = appendEscape(append(b, s[start:i]...), c)
 			i++
 			start = i
 			continue
@@ -80,6 +64,54 @@ func Append(b []byte, s string, escapeHTML bool) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendEscape appends the JSON escape of the ASCII byte c (a quote, a backslash or a control character):
+// the short forms \" \\ \b \f \n \r \t where JSON has one, else \u00XX.
+func appendEscape(b []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(b, '\\', c)
+	case '\b':
+		return append(b, '\\', 'b')
+	case '\f':
+		return append(b, '\\', 'f')
+	case '\n':
+		return append(b, '\\', 'n')
+	case '\r':
+		return append(b, '\\', 'r')
+	case '\t':
+		return append(b, '\\', 't')
+	}
+	return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+}
+
+// AppendCanonical appends s as RFC 8785 (JSON Canonicalization Scheme, 3.2.2.2) writes a string: only
+// quotes, backslashes and control characters escaped, everything else as it is (no HTML escapes, U+2028 and
+// U+2029 unescaped). It reports false for invalid UTF-8, which has no canonical form.
+func AppendCanonical(b []byte, s string) ([]byte, bool) {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return b, false
+			}
+			i += size
+			continue
+		}
+		if plainSafe[c] {
+			i++
+			continue
+		}
+		b = appendEscape(append(b, s[start:i]...), c)
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"'), true
 }
 
 // AppendFloat appends f as encoding/json writes a float64 (shortest form, exponent only below 1e-6 or

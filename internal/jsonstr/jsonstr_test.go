@@ -81,3 +81,24 @@ func FuzzAppendFloat(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendCanonical: RFC 8785's string form: the short escapes, \u00xx for other control characters,
+// no HTML or U+2028 escapes, and invalid UTF-8 refused.
+func TestAppendCanonical(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"plain", `"plain"`, true},
+		{"q\"b\\", `"q\"b\\"`, true},
+		{"\b\f\n\r\t\x01\x1f", `"\b\f\n\r\t\u0001\u001f"`, true},
+		{"<&>\u2028é€😀", "\"<&>\u2028é€😀\"", true},
+		{"bad\xff", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := AppendCanonical(nil, tt.in)
+		if ok != tt.ok || (ok && string(got) != tt.want) {
+			t.Errorf("AppendCanonical(%q) = %s, %v; want %s, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
