@@ -227,3 +227,36 @@ func BenchmarkEvaluateRedis(b *testing.B) {
 		}
 	}
 }
+
+// TestReadSessionPastTheCache: a replica that never served a session reads its stored state (labels with
+// the step that added each, step records, agent counters), where its Load (the cache) knows nothing.
+func TestReadSessionPastTheCache(t *testing.T) {
+	a, prefix := openTest(t)
+	b := replica(t, prefix)
+	ea := engine(t, a, ruleOfTwo, agentBudget)
+	for _, name := range []string{"fetch_page", "read_file"} {
+		if res := decide(t, ea, step(name, "s1", 10)); res.Decision != guard.DecisionAllow {
+			t.Fatalf("%s: %s", name, res.Reason)
+		}
+	}
+	if cached, _, _ := b.Load(context.Background(), "agent-1", "s1", false, time.Now()); cached != nil {
+		t.Fatalf("replica b's cache knows s1: %+v", cached)
+	}
+	sess, ag, err := b.ReadSession(context.Background(), "agent-1", "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess == nil || sess.Seq != 2 || len(sess.Labels) != 2 || sess.Labels[0].Label != "untrusted" || sess.Labels[0].Step != 1 ||
+		sess.Labels[1].Label != "sensitive" || sess.Labels[1].StepName != "read_file" || len(sess.Steps) != 2 || sess.Steps[1].Name != "read_file" {
+		t.Fatalf("session %+v", sess)
+	}
+	if ag == nil || len(ag.Counters) != 1 || ag.Counters[0].Value != 20 {
+		t.Fatalf("agent %+v", ag)
+	}
+	for _, tc := range []struct{ agent, session string }{{"agent-1", "nope"}, {"agent-2", "s1"}} {
+		sess, _, err := b.ReadSession(context.Background(), tc.agent, tc.session)
+		if err != nil || sess != nil {
+			t.Fatalf("%s/%s: %+v %v", tc.agent, tc.session, sess, err)
+		}
+	}
+}
