@@ -187,7 +187,10 @@ func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1) // a pipeline is one round trip
+		return next(ctx, cmds)
+	}
 }
 
 // TestRedisDown: a store whose Redis is gone makes the session controls fail by their on_error (deny by
@@ -215,16 +218,43 @@ func TestRedisDown(t *testing.T) {
 }
 
 // BenchmarkEvaluateRedis measures an evaluation with session state in Redis over loopback: one round trip.
+// BenchmarkEvaluateRedis evaluates a step of a session whose rule-of-two control keeps its state in
+// Redis, and reports the round trips to Redis per evaluation (roundtrips/op, counted by a client hook):
+// one on a replica that served the session's last step; with two replicas taking the session's steps in
+// turn (no load-balancer affinity), each finds its cache stale and pays a second (the conflict answer
+// carries the state).
 func BenchmarkEvaluateRedis(b *testing.B) {
-	s, _ := openTest(b)
-	e := engine(b, s, ruleOfTwo)
-	st := step("read_file", "bench", 0)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := e.Evaluate(ctx, st, guard.StagePre); err != nil {
-			b.Fatal(err)
-		}
+	for _, replicas := range []int{1, 2} {
+		b.Run(fmt.Sprintf("replicas=%d", replicas), func(b *testing.B) {
+			first, prefix := openTest(b)
+			var trips atomic.Int64
+			engines := make([]*guard.Engine, replicas)
+			for i := range engines {
+				s := first
+				if i > 0 {
+					s = replica(b, prefix)
+				}
+				s.rdb.AddHook(countHook{&trips})
+				engines[i] = engine(b, s, ruleOfTwo)
+			}
+			st := step("read_file", "bench", 0)
+			ctx := context.Background()
+			for _, e := range engines { // the script loaded on every client
+				if _, err := e.Evaluate(ctx, st, guard.StagePre); err != nil {
+					b.Fatal(err)
+				}
+			}
+			trips.Store(0)
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				if _, err := engines[n%replicas].Evaluate(ctx, st, guard.StagePre); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			b.ReportMetric(float64(trips.Load())/float64(n), "roundtrips/op")
+		})
 	}
 }
 
