@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/server/problem"
 )
@@ -20,6 +22,9 @@ import (
 // CodeSessionNotFound answers a session with no live state: it never ran a control that keeps session
 // state, or it was idle for longer than the store's TTL.
 const CodeSessionNotFound = "SESSION_NOT_FOUND"
+
+// CodeSessionStoreUnavailable answers a session read the session store (Redis) did not answer.
+const CodeSessionStoreUnavailable = "SESSION_STORE_UNAVAILABLE"
 
 // freshSessionReader is implemented by stores whose Load may answer from a replica's cache (the Redis
 // store): ReadSession reads the stored state itself, so that the view agrees whichever replica serves it.
@@ -86,8 +91,8 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	sess, ag, err := s.readSession(r.Context(), agent, id, now)
 	if err != nil {
-		s.log.Warn("reading a session's state failed: " + err.Error())
-		s.writeErr(w, r, problem.New(http.StatusServiceUnavailable, "SESSION_STORE_UNAVAILABLE", "the session store did not answer"))
+		s.log.Warn("reading a session's state failed", zap.String("agent", agent), zap.Error(err))
+		s.writeErr(w, r, problem.New(http.StatusServiceUnavailable, CodeSessionStoreUnavailable, "the session store did not answer"))
 		return
 	}
 	if sess == nil {

@@ -58,9 +58,9 @@ func TestSessionRead(t *testing.T) {
 		}
 		counts[m["name"].(string)] = m["value"].(float64)
 	}
-	// The tool loop counts each tool apart (session.count: steps named like this one); the denied step
-	// is counted too (a count counts attempts).
-	if counts["fetch_page"] != 2 || counts["read_file"] != 1 {
+	// The tool loop counts each tool apart (session.count: steps named like this one), the steps let
+	// through only: the denied http_post is not counted.
+	if counts["fetch_page"] != 2 || counts["read_file"] != 1 || len(counts) != 2 {
 		t.Fatalf("counters: %v", got["counters"])
 	}
 
@@ -117,4 +117,12 @@ func decodeJSON(t *testing.T, s string) map[string]any {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestSessionReadStoreDown: a session store that does not answer is a 503 SESSION_STORE_UNAVAILABLE, not a
+// 500 and not a 404.
+func TestSessionReadStoreDown(t *testing.T) {
+	ts := newTS(t, WithSessionStore(downStore{}))
+	ts.initAgent("bot")
+	ts.expectProblem(503, "SESSION_STORE_UNAVAILABLE", "GET", "/api/v1/agents/bot/sessions/s1", nil)
 }

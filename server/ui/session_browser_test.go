@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// seedSession gives the agent "bot" the rule-of-two control and runs session conv-1 (fetch_page,
+// seedSession gives the agent "bot" the rule-of-two and tool-loop controls and runs session conv-1 (fetch_page,
 // read_file, http_post: the third denied on the history of the first two) and session conv-2 (one step).
 func seedSession(a *app) {
 	a.t.Helper()
@@ -17,6 +17,9 @@ func seedSession(a *app) {
 	a.call("POST", "/api/v1/control-templates/rule-of-two/render", map[string]any{"parameters": map[string]any{
 		"untrusted_steps": []string{"fetch_page"}, "sensitive_steps": []string{"read_file"}, "egress_steps": []string{"http_post"}}}, 200, &rendered)
 	id := a.createControl("rule-of-two", rendered.Data)
+	a.call("POST", fmt.Sprintf("/api/v1/agents/bot/controls/%d", id), nil, 200, nil)
+	a.call("POST", "/api/v1/control-templates/tool-loop/render", map[string]any{"parameters": map[string]any{"max_calls": 20, "window": "60s"}}, 200, &rendered)
+	id = a.createControl("tool-loop", rendered.Data)
 	a.call("POST", fmt.Sprintf("/api/v1/agents/bot/controls/%d", id), nil, 200, nil)
 	step := func(tool, session, want string) {
 		var res struct {
@@ -41,17 +44,18 @@ const sessionShown = `(() => {
 	const rows = [...document.querySelectorAll('#session-steps tbody tr')].map(tr =>
 		tr.dataset.seq + ':' + tr.dataset.step + ':' + tr.dataset.decision + (tr.classList.contains('session-denied') ? '*' : '') + (tr.classList.contains('session-cause') ? '^' : ''));
 	const labels = [...document.querySelectorAll('#session-labels tbody tr')].map(tr => tr.dataset.label + '@' + tr.children[1].textContent);
+	const counters = [...document.querySelectorAll('#session-counters tbody tr')].map(tr => [...tr.children].slice(0, 4).map(td => td.textContent).join(' ')).sort();
 	const denied = document.querySelector('#session-steps tr.session-denied');
 	const bg = denied ? getComputedStyle(denied.children[0]).backgroundColor + '|' + getComputedStyle(denied).backgroundColor : '';
 	const plain = document.querySelector('#session-steps tbody tr:not(.session-denied)');
 	const plainBg = plain ? getComputedStyle(plain.children[0]).backgroundColor + '|' + getComputedStyle(plain).backgroundColor : '';
-	return { rows: rows.join(' '), labels: labels.join(' '), why: denied ? denied.querySelector('.session-why').textContent : '',
+	return { rows: rows.join(' '), labels: labels.join(' '), counters: counters.join('; '), why: denied ? denied.querySelector('.session-why').textContent : '',
 		highlighted: !!denied && bg !== plainBg, markVisible: !!denied && denied.querySelector('.deny-mark').getClientRects().length > 0,
 		summary: (document.getElementById('session-deny-summary') || {}).textContent || '' };
 })()`
 
 type sessionPage struct {
-	Rows, Labels, Why, Summary string
+	Rows, Labels, Counters, Why, Summary string
 	Highlighted, MarkVisible   bool
 }
 
@@ -83,6 +87,10 @@ func TestSessionView(t *testing.T) {
 				if p.Labels != "untrusted@step 1 (fetch_page) sensitive@step 2 (read_file)" {
 					t.Errorf("%s: labels %q", from, p.Labels)
 				}
+				// The tool loop counts each tool of the session's steps let through (not the denied one).
+				if p.Counters != "count fetch_page 1m0s 1; count read_file 1m0s 1" {
+					t.Errorf("%s: counters %q", from, p.Counters)
+				}
 				if !p.Highlighted || !p.MarkVisible {
 					t.Errorf("%s: the denied step is not highlighted (%+v)", from, p)
 				}
@@ -96,7 +104,6 @@ func TestSessionView(t *testing.T) {
 				}
 			}
 			check("from an event")
-			// Counters: the rule of two keeps none; the session's step count is there.
 			if got := a.text("#session-steps-seen"); got != "3" {
 				t.Errorf("steps seen %q", got)
 			}
