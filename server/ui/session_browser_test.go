@@ -56,7 +56,7 @@ const sessionShown = `(() => {
 
 type sessionPage struct {
 	Rows, Labels, Counters, Why, Summary string
-	Highlighted, MarkVisible   bool
+	Highlighted, MarkVisible             bool
 }
 
 // TestSessionView (issue 24): the session view, reached from an event and from the agent page, shows the
