@@ -212,9 +212,16 @@ async function sessionsSection(box, agent) {
       if (id) location.hash = sessionHref(agent, id);
       else input.focus();
     } }, h('div', { class: 'grow' }, field('Open a session by id', input)), h('button', { type: 'submit', id: 'open-session' }, 'Open')));
+  // Only controls that read or write session state record every step of a session once; ask for their
+  // events when the agent has such controls (fewer, more steps per event read), else for all of its events.
+  let ids = [];
+  try {
+    const { controls } = await api.get('/agents/' + encodeURIComponent(agent) + '/controls');
+    ids = controls.filter(c => usesSessions(c.control)).map(c => c.control_id);
+  } catch { /* the whole list then */ }
   let data;
   try {
-    data = await api.post('/observability/events/query', { agent_name: agent, limit: 1000 });
+    data = await api.post('/observability/events/query', ids.length ? { agent_name: agent, control_ids: ids, limit: 500 } : { agent_name: agent, limit: 1000 });
   } catch (e) {
     list.replaceChildren(e.code === 'OBSERVABILITY_DISABLED' ? h('p', { class: 'muted' }, 'Observability is disabled: recent sessions are not listed; open one by its id.') : errorBox(e));
     list.setAttribute('aria-busy', 'false');
@@ -235,4 +242,18 @@ async function sessionsSection(box, agent) {
     h('td', {}, s.denied ? badge('deny') : '')));
   list.replaceChildren(table(['Session', 'Last step', 'Steps', 'Denied'], rows, 'No sessions among the agent\'s recent events.', { stack: true }));
   list.setAttribute('aria-busy', 'false');
+}
+
+// usesSessions tells whether control data reads session or agent state (a selector under session. or
+// agent.) or acts on the session (action.session).
+export function usesSessions(data) {
+  if (!data) return false;
+  if (data.action && data.action.session) return true;
+  const walk = (c) => {
+    if (!c || typeof c !== 'object') return false;
+    const p = c.selector && c.selector.path;
+    if (typeof p === 'string' && /^(session|agent)(\.|$)/.test(p)) return true;
+    return ['and', 'or'].some(k => Array.isArray(c[k]) && c[k].some(walk)) || walk(c.not);
+  };
+  return walk(data.condition);
 }
