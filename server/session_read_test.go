@@ -126,3 +126,39 @@ func TestSessionReadStoreDown(t *testing.T) {
 	ts.initAgent("bot")
 	ts.expectProblem(503, "SESSION_STORE_UNAVAILABLE", "GET", "/api/v1/agents/bot/sessions/s1", nil)
 }
+
+// TestSessionEventsCarryStep: every server event of a session step carries the step's number in
+// metadata.session_step (the session view numbers and orders steps by it); events of an agent without
+// session controls carry no metadata, session id or not.
+func TestSessionEventsCarryStep(t *testing.T) {
+	ts, rec := fullServer(t)
+	ts.initAgent("bot")
+	ts.initAgent("plain")
+	ts.link("bot", ts.createControl("rule-of-two", ruleOfTwoData(t)))
+	ts.link("bot", ts.createControl("regex", regexData("never-matches-this", "deny")))
+	ts.link("plain", ts.createControl("plain-regex", regexData("never-matches-this-either", "deny")))
+	for _, tool := range []string{"fetch_page", "read_file", "http_post"} {
+		ts.sessionStep("bot", tool, "s1")
+		ts.sessionStep("plain", tool, "s1")
+	}
+	if err := rec.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	q := ts.ok(200, "POST", "/api/v1/observability/events/query", map[string]any{"agent_name": "bot", "session_id": "s1"})
+	var got []string
+	for _, e := range q["events"].([]any) { // newest first
+		ev := e.(map[string]any)
+		md, _ := ev["metadata"].(map[string]any)
+		got = append(got, fmt.Sprintf("%v:%v:%v", md["session_step"], ev["step_name"], md["session_history"] != nil))
+	}
+	// The denied step stops at the deny: its other control is not evaluated.
+	if strings.Join(got, " ") != "3:http_post:true 2:read_file:false 2:read_file:false 1:fetch_page:false 1:fetch_page:false" {
+		t.Fatalf("events of s1: %v", got)
+	}
+	q = ts.ok(200, "POST", "/api/v1/observability/events/query", map[string]any{"agent_name": "plain"})
+	for _, e := range q["events"].([]any) {
+		if md := e.(map[string]any)["metadata"].(map[string]any); len(md) != 0 {
+			t.Fatalf("an event of an agent without session controls has metadata: %v", e)
+		}
+	}
+}
