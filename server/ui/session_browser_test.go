@@ -119,6 +119,18 @@ func TestSessionView(t *testing.T) {
 			a.waitRendered("#/agents/bot/sessions/conv-1")
 			check("from the agent page")
 
+			// The events page filters by session id (its "all events of this session" link).
+			a.goTo("#/agents/bot/sessions/conv-2")
+			a.click("#session-events")
+			a.waitJS("the events of conv-2", `(() => { const r = document.getElementById('events-results'); return r && r.getAttribute('aria-busy') === 'false' && r.querySelectorAll('tbody tr').length > 0; })()`)
+			links := eval[[]string](a, "session links", `[...document.querySelectorAll('#events-results tbody tr')].map(tr => (tr.querySelector('a.session-link') || {}).getAttribute ? tr.querySelector('a.session-link').getAttribute('href') : 'none')`)
+			if len(links) != 2 || links[0] != "#/agents/bot/sessions/conv-2" || links[1] != links[0] {
+				t.Errorf("events of conv-2: %v", links)
+			}
+			if v := eval[string](a, "session filter", `document.getElementById('ev-session').value`); v != "conv-2" {
+				t.Errorf("session filter %q", v)
+			}
+
 			// A session opened by id with no state and no events says so, without an error.
 			a.goTo("#/agents/bot")
 			a.setValue("#open-session-id", "nothing-here")
