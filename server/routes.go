@@ -40,6 +40,8 @@ func (s *Server) routes() []route {
 		f("GET", apiPrefix+"/agents/{agent_name}/controls", levelRuntime, s.agentControls),
 		f("POST", apiPrefix+"/agents/{agent_name}/controls/{control_id}", levelAdmin, s.linkControl),
 		f("DELETE", apiPrefix+"/agents/{agent_name}/controls/{control_id}", levelAdmin, s.unlinkControl),
+		// The live state of one session (session_read.go): labels, counters, step records; no content.
+		f("GET", apiPrefix+"/agents/{agent_name}/sessions/{session_id}", levelRuntime, s.getSession),
 
 		f("PUT", apiPrefix+"/controls", levelAdmin, s.createControl),
 		f("GET", apiPrefix+"/controls", levelRuntime, s.listControls),

@@ -170,6 +170,7 @@ func (f *scopeFixture) scopeCases() map[string][]scopeCase {
 		"GET /api/v1/agents/{agent_name}":                               {{path: "/api/v1/agents/bravo-1", want: 404}},
 		"PATCH /api/v1/agents/{agent_name}":                             {{path: "/api/v1/agents/bravo-1", body: map[string]any{"agent_description": "taken"}, want: 404}},
 		"GET /api/v1/agents/{agent_name}/controls":                      {{path: "/api/v1/agents/bravo-1/controls", want: 404}},
+		"GET /api/v1/agents/{agent_name}/sessions/{session_id}":         {{path: "/api/v1/agents/bravo-1/sessions/s1", want: 404}},
 		"POST /api/v1/agents/{agent_name}/controls/{control_id}":        {{path: "/api/v1/agents/bravo-1/controls/" + u, want: 404}, {path: "/api/v1/agents/alpha-1/controls/" + b, want: 404}},
 		"DELETE /api/v1/agents/{agent_name}/controls/{control_id}":      {{path: "/api/v1/agents/bravo-1/controls/" + b, want: 404}, {path: "/api/v1/agents/bravo-1/controls/" + sh, want: 404}},
 		"GET /api/v1/controls":                                          {{path: "/api/v1/controls", want: 200}, {path: "/api/v1/controls?name=bravo", want: 200}},

@@ -217,6 +217,14 @@ func (s *Store) Commit(ctx context.Context, c *guard.SessionCommit) (bool, *guar
 
 // rememberAgent caches the agent-wide counters of an HGETALL reply.
 func (s *Store) rememberAgent(agent string, fields []any) {
+	st := agentState(fields)
+	s.mu.Lock()
+	s.agents[agent] = st
+	s.mu.Unlock()
+}
+
+// agentState is the state of the agent-wide counters of an HGETALL reply (field: start|value).
+func agentState(fields []any) *guard.SessionState {
 	st := &guard.SessionState{}
 	for i := 0; i+1 < len(fields); i += 2 {
 		k, _ := fields[i].(string)
@@ -232,7 +240,5 @@ func (s *Store) rememberAgent(agent string, fields []any) {
 		}
 		st.Counters = append(st.Counters, guard.Counter{Key: k, Start: b, Value: n})
 	}
-	s.mu.Lock()
-	s.agents[agent] = st
-	s.mu.Unlock()
+	return st
 }

@@ -187,7 +187,10 @@ func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1) // a pipeline is one round trip
+		return next(ctx, cmds)
+	}
 }
 
 // TestRedisDown: a store whose Redis is gone makes the session controls fail by their on_error (deny by
@@ -215,15 +218,75 @@ func TestRedisDown(t *testing.T) {
 }
 
 // BenchmarkEvaluateRedis measures an evaluation with session state in Redis over loopback: one round trip.
+// BenchmarkEvaluateRedis evaluates a step of a session whose rule-of-two control keeps its state in
+// Redis, and reports the round trips to Redis per evaluation (roundtrips/op, counted by a client hook):
+// one on a replica that served the session's last step; with two replicas taking the session's steps in
+// turn (no load-balancer affinity), each finds its cache stale and pays a second (the conflict answer
+// carries the state).
 func BenchmarkEvaluateRedis(b *testing.B) {
-	s, _ := openTest(b)
-	e := engine(b, s, ruleOfTwo)
-	st := step("read_file", "bench", 0)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := e.Evaluate(ctx, st, guard.StagePre); err != nil {
-			b.Fatal(err)
+	for _, replicas := range []int{1, 2} {
+		b.Run(fmt.Sprintf("replicas=%d", replicas), func(b *testing.B) {
+			first, prefix := openTest(b)
+			var trips atomic.Int64
+			engines := make([]*guard.Engine, replicas)
+			for i := range engines {
+				s := first
+				if i > 0 {
+					s = replica(b, prefix)
+				}
+				s.rdb.AddHook(countHook{&trips})
+				engines[i] = engine(b, s, ruleOfTwo)
+			}
+			st := step("read_file", "bench", 0)
+			ctx := context.Background()
+			for _, e := range engines { // the script loaded on every client
+				if _, err := e.Evaluate(ctx, st, guard.StagePre); err != nil {
+					b.Fatal(err)
+				}
+			}
+			trips.Store(0)
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				if _, err := engines[n%replicas].Evaluate(ctx, st, guard.StagePre); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			b.ReportMetric(float64(trips.Load())/float64(n), "roundtrips/op")
+		})
+	}
+}
+
+// TestReadSessionPastTheCache: a replica that never served a session reads its stored state (labels with
+// the step that added each, step records, agent counters), where its Load (the cache) knows nothing.
+func TestReadSessionPastTheCache(t *testing.T) {
+	a, prefix := openTest(t)
+	b := replica(t, prefix)
+	ea := engine(t, a, ruleOfTwo, agentBudget)
+	for _, name := range []string{"fetch_page", "read_file"} {
+		if res := decide(t, ea, step(name, "s1", 10)); res.Decision != guard.DecisionAllow {
+			t.Fatalf("%s: %s", name, res.Reason)
+		}
+	}
+	if cached, _, _ := b.Load(context.Background(), "agent-1", "s1", false, time.Now()); cached != nil {
+		t.Fatalf("replica b's cache knows s1: %+v", cached)
+	}
+	sess, ag, err := b.ReadSession(context.Background(), "agent-1", "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess == nil || sess.Seq != 2 || len(sess.Labels) != 2 || sess.Labels[0].Label != "untrusted" || sess.Labels[0].Step != 1 ||
+		sess.Labels[1].Label != "sensitive" || sess.Labels[1].StepName != "read_file" || len(sess.Steps) != 2 || sess.Steps[1].Name != "read_file" {
+		t.Fatalf("session %+v", sess)
+	}
+	if ag == nil || len(ag.Counters) != 1 || ag.Counters[0].Value != 20 {
+		t.Fatalf("agent %+v", ag)
+	}
+	for _, tc := range []struct{ agent, session string }{{"agent-1", "nope"}, {"agent-2", "s1"}} {
+		sess, _, err := b.ReadSession(context.Background(), tc.agent, tc.session)
+		if err != nil || sess != nil {
+			t.Fatalf("%s/%s: %+v %v", tc.agent, tc.session, sess, err)
 		}
 	}
 }

@@ -6,6 +6,7 @@
 //	go run ./bench/loadtest                      # in-process server over a temporary SQLite file
 //	go run ./bench/loadtest -postgres 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
 //	go run ./bench/loadtest -target http://127.0.0.1:8000 -api-key KEY
+//	go run ./bench/loadtest -sessions 10000 -redis redis://127.0.0.1:6379/0 -d 10s   # sessions.go
 //
 // With no -target it starts the real server (package server over store, metrics and event recording on,
 // as examples/server runs it) on 127.0.0.1 with a free port; with -postgres it stores in a new database
@@ -53,6 +54,10 @@ func main() {
 		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of the whole run (server and load) to this file")
 		pgURL    = flag.String("postgres", "", "in-process server: store in a fresh database on this PostgreSQL server instead of SQLite")
 		slices   = flag.Int("slices", 1, "measure guard and bare alternately in this many slices of -d/slices each (on a shared machine the load then drifts equally over both)")
+		sessions = flag.Int("sessions", 0, "sessions mode: this many live sessions, 2 server processes sharing -redis against 1 (sessions.go)")
+		redisURL = flag.String("redis", "", "sessions mode: the Redis both replicas share (GUARD_SESSION_STORE)")
+		bin      = flag.String("server-bin", "", "sessions mode: the server binary (default: go build ./examples/server)")
+		rounds   = flag.Int("rounds", 2, "sessions mode: alternations of single and 2 replicas")
 	)
 	flag.Parse()
 	if *cpuprof != "" {
@@ -70,6 +75,24 @@ func main() {
 	if *duration <= 0 || *duration > 2*time.Minute || *conns < 1 || *conns > 1024 || *slices < 1 || *slices > 100 {
 		fmt.Fprintln(os.Stderr, "loadtest: -d must be in (0, 2m], -c in [1, 1024] and -slices in [1, 100]")
 		os.Exit(2)
+	}
+	if *sessions > 0 {
+		if *redisURL == "" {
+			fmt.Fprintln(os.Stderr, "loadtest:", errNoRedis)
+			os.Exit(2)
+		}
+		if *sessions > 10_000_000 || *rounds < 1 || *rounds > 20 {
+			fmt.Fprintln(os.Stderr, "loadtest: -sessions must be at most 10,000,000 and -rounds in [1, 20]")
+			os.Exit(2)
+		}
+		err := runSessions(sessionsConfig{sessions: *sessions, redisURL: *redisURL, serverBin: *bin, pgURL: *pgURL,
+			conns: *conns, d: *duration, warm: *warmup, rounds: *rounds, obs: *obs})
+		if err != nil {
+			pprof.StopCPUProfile()
+			fmt.Fprintln(os.Stderr, "loadtest:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(*target, *apiKey, *pgURL, *conns, *slices, *duration, *warmup, *obs); err != nil {
 		pprof.StopCPUProfile()
@@ -266,10 +289,10 @@ func newClient(conns int) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
 
-// setup creates 10 controls (5 regex deny, 5 list warn), an agent and the links; it returns the
-// evaluation response for requestBody.
-func setup(c *http.Client, base, key string) (*guard.Result, error) {
-	call := func(method, path string, body any, want int) ([]byte, error) {
+// apiCaller returns a function that sends one API request to base (with key when not empty) and returns
+// the answer's body, an error unless the status is want.
+func apiCaller(c *http.Client, base, key string) func(method, path string, body any, want int) ([]byte, error) {
+	return func(method, path string, body any, want int) ([]byte, error) {
 		b, _ := json.Marshal(body)
 		req, _ := http.NewRequest(method, base+path, bytes.NewReader(b))
 		req.Header.Set("Content-Type", "application/json")
@@ -287,38 +310,20 @@ func setup(c *http.Client, base, key string) (*guard.Result, error) {
 		}
 		return out, nil
 	}
+}
+
+// setup creates 10 controls (5 regex deny, 5 list warn), an agent and the links; it returns the
+// evaluation response for requestBody.
+func setup(c *http.Client, base, key string) (*guard.Result, error) {
+	call := apiCaller(c, base, key)
 	if _, err := call("POST", "/api/v1/agents/initAgent", map[string]any{
 		"agent": map[string]any{"agent_name": agentName}, "conflict_mode": "overwrite",
 		"steps": []any{map[string]any{"type": "llm", "name": "chat"}},
 	}, 200); err != nil {
 		return nil, err
 	}
-	suffix := time.Now().UnixNano()
-	for i := 0; i < 10; i++ {
-		var cond map[string]any
-		decision := "deny"
-		if i%2 == 0 {
-			cond = map[string]any{"selector": map[string]any{"path": "input"},
-				"evaluator": map[string]any{"name": "regex", "config": map[string]any{"pattern": fmt.Sprintf(`\bforbidden%d\b`, i)}}}
-		} else {
-			decision = "warn"
-			cond = map[string]any{"selector": map[string]any{"path": "input"},
-				"evaluator": map[string]any{"name": "list", "config": map[string]any{"values": []string{fmt.Sprintf("banned%d", i), "other"}, "match_mode": "contains"}}}
-		}
-		out, err := call("PUT", "/api/v1/controls", map[string]any{"name": fmt.Sprintf("loadtest-%d-%d", suffix, i),
-			"data": map[string]any{"condition": cond, "action": map[string]any{"decision": decision}}}, 201)
-		if err != nil {
-			return nil, err
-		}
-		var created struct {
-			ControlID int64 `json:"control_id"`
-		}
-		if err := json.Unmarshal(out, &created); err != nil {
-			return nil, err
-		}
-		if _, err := call("POST", fmt.Sprintf("/api/v1/agents/%s/controls/%d", agentName, created.ControlID), nil, 200); err != nil {
-			return nil, err
-		}
+	if err := setupControls(call, agentName); err != nil {
+		return nil, err
 	}
 	var body any
 	_ = json.Unmarshal(requestBody, &body)
@@ -331,6 +336,45 @@ func setup(c *http.Client, base, key string) (*guard.Result, error) {
 		return nil, err
 	}
 	return &res, nil
+}
+
+// setupControls creates 10 controls linked to agent: 5 regex deny, 5 list warn, none matching the
+// requests of the load.
+func setupControls(call func(method, path string, body any, want int) ([]byte, error), agent string) error {
+	suffix := time.Now().UnixNano()
+	for i := 0; i < 10; i++ {
+		var cond map[string]any
+		decision := "deny"
+		if i%2 == 0 {
+			cond = map[string]any{"selector": map[string]any{"path": "input"},
+				"evaluator": map[string]any{"name": "regex", "config": map[string]any{"pattern": fmt.Sprintf(`\bforbidden%d\b`, i)}}}
+		} else {
+			decision = "warn"
+			cond = map[string]any{"selector": map[string]any{"path": "input"},
+				"evaluator": map[string]any{"name": "list", "config": map[string]any{"values": []string{fmt.Sprintf("banned%d", i), "other"}, "match_mode": "contains"}}}
+		}
+		data := map[string]any{"condition": cond, "action": map[string]any{"decision": decision}}
+		if err := createAndLink(call, agent, fmt.Sprintf("loadtest-%d-%d", suffix, i), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createAndLink creates a control (PUT /controls answers 200) and links it to agent.
+func createAndLink(call func(method, path string, body any, want int) ([]byte, error), agent, name string, data map[string]any) error {
+	out, err := call("PUT", "/api/v1/controls", map[string]any{"name": name, "data": data}, 200)
+	if err != nil {
+		return err
+	}
+	var created struct {
+		ControlID int64 `json:"control_id"`
+	}
+	if err := json.Unmarshal(out, &created); err != nil {
+		return err
+	}
+	_, err = call("POST", fmt.Sprintf("/api/v1/agents/%s/controls/%d", agent, created.ControlID), nil, 200)
+	return err
 }
 
 type result struct {

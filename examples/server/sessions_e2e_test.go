@@ -109,6 +109,12 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 			t.Errorf("history %v", hist)
 		}
 	}
+	// The session's state, read through replica B (which did not serve step 3): the same on every replica.
+	st := b.call(200, "GET", "/api/v1/agents/bot/sessions/conv-1", nil)
+	if fmt.Sprint(st["steps_seen"], " ", st["labels"]) != "3 [map[by:label_steps of control rule-of-two label:untrusted step:1 step_name:fetch_page] "+
+		"map[by:label_steps of control rule-of-two label:sensitive step:2 step_name:read_file]]" {
+		t.Fatalf("session read through B: %v", st)
+	}
 	// The same three steps in three sessions, through alternating replicas: each allowed.
 	for i, st := range flow {
 		via := []*proc{b, a, b}[i]

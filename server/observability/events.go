@@ -57,10 +57,12 @@ func EventsFromResult(agentName string, step *guard.Step, stage guard.Stage, res
 			}
 			if res.Session != nil {
 				ev.SessionID = res.Session.ID
+				var hist []guard.SessionFact
 				if len(res.Session.History) > 0 && cr.Action == res.Decision && cr.Result.Matched {
 					// The deciding control's event names the history that made it block.
-					ev.Metadata = withSessionHistory(ev.Metadata, res.Session.History)
+					hist = res.Session.History
 				}
+				ev.Metadata = withSession(ev.Metadata, res.Session.Step, hist)
 			}
 			if cr.Duration > 0 {
 				ms := float64(cr.Duration) / float64(time.Millisecond)
@@ -72,12 +74,22 @@ func EventsFromResult(agentName string, step *guard.Step, stage guard.Stage, res
 	return events
 }
 
-// withSessionHistory returns md (not modified: it may be a control's own metadata) with session_history.
-func withSessionHistory(md map[string]any, h []guard.SessionFact) map[string]any {
-	out := make(map[string]any, len(md)+1)
+// withSession returns md (not modified: it may be a control's own metadata) with session_step, the
+// step's number in its session (the session view orders and numbers steps by it; omitted when not known),
+// and session_history when the control blocked the step on the session's history.
+func withSession(md map[string]any, step int64, h []guard.SessionFact) map[string]any {
+	if step <= 0 && len(h) == 0 {
+		return md
+	}
+	out := make(map[string]any, len(md)+2)
 	for k, v := range md {
 		out[k] = v
 	}
-	out["session_history"] = h
+	if step > 0 {
+		out["session_step"] = step
+	}
+	if len(h) > 0 {
+		out["session_history"] = h
+	}
 	return out
 }

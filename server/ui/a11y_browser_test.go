@@ -43,7 +43,7 @@ func seedPages(a *app) []string {
 	a.flushEvents()
 	return []string{"#/overview", "#/agents", "#/agents/support-bot", "#/controls", "#/controls/new", fmt.Sprintf("#/controls/%d", id),
 		fmt.Sprintf("#/controls/%d/history", id), fmt.Sprintf("#/controls/%d/activity", id), "#/evaluators", "#/events",
-		fmt.Sprintf("#/events?control=%d&matched=false", id), "#/approvals"}
+		fmt.Sprintf("#/events?control=%d&matched=false", id), "#/approvals", "#/agents/support-bot/sessions/s-1"}
 }
 
 func TestLabelsNamesAndWidths(t *testing.T) {

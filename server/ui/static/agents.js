@@ -4,6 +4,8 @@ import { h, field, fmtTime, badge, errorBox, table } from './dom.js';
 import { api, qs, session } from './api.js';
 import { matchesChart } from './chart.js';
 import { eventsHref, windowOf, figures, p95Figure, n } from './statsview.js';
+import { sessionHref } from './session.js';
+import { fmtTimeTZ } from './events.js';
 
 export async function agentsView(el) {
   const state = { name: '', cursors: [''], page: 0 };
@@ -69,6 +71,10 @@ export async function agentView(el, name) {
   el.append(h('section', { 'aria-labelledby': 'agent-steps' }, h('h2', { id: 'agent-steps' }, 'Registered steps'),
     h('div', { id: 'agent-steps-table' },
       table(['Type', 'Name', 'Description'], (data.steps || []).map(s => h('tr', {}, h('td', {}, s.type), h('td', { class: 'mono' }, s.name), h('td', {}, s.description || ''))), 'No steps registered.'))));
+
+  const sessionsBox = h('section', { class: 'card', 'aria-labelledby': 'agent-sessions-title' });
+  el.append(sessionsBox);
+  sessionsSection(sessionsBox, name);
 
   const controlsBox = h('section', { 'aria-labelledby': 'agent-controls' });
   el.append(controlsBox);
@@ -190,4 +196,64 @@ function shadowStats(agent, shadow, range) {
         ` would have ${v} ${n} of ${c.execution_count} steps in the last ${range}`, c.error_count ? ` (${c.error_count} errors)` : '', ' · ',
         h('a', { class: 'shadow-events', href: `#/events?agent=${encodeURIComponent(agent)}&control=${c.control_id}&shadow=true` }, 'events'));
     })));
+}
+
+// sessionsSection lists the agent's recent sessions (the distinct session ids of its newest events), each a
+// link to the session view, and opens any session by its id.
+async function sessionsSection(box, agent) {
+  const input = h('input', { type: 'text', id: 'open-session-id', autocomplete: 'off', spellcheck: 'false', maxlength: 128 });
+  const list = h('div', { id: 'agent-sessions', 'aria-live': 'polite', 'aria-busy': 'true' });
+  box.append(h('h2', { id: 'agent-sessions-title' }, 'Sessions'),
+    h('p', { class: 'muted small' }, 'Steps that share a context.session_id: open one to see its steps in order, the labels it acquired and its counters.'),
+    list,
+    h('form', { class: 'toolbar', id: 'open-session-form', onsubmit: (e) => {
+      e.preventDefault();
+      const id = input.value.trim();
+      if (id) location.hash = sessionHref(agent, id);
+      else input.focus();
+    } }, h('div', { class: 'grow' }, field('Open a session by id', input)), h('button', { type: 'submit', id: 'open-session' }, 'Open')));
+  // Only controls that read or write session state record every step of a session once; ask for their
+  // events when the agent has such controls (fewer, more steps per event read), else for all of its events.
+  let ids = [];
+  try {
+    const { controls } = await api.get('/agents/' + encodeURIComponent(agent) + '/controls');
+    ids = controls.filter(c => usesSessions(c.control)).map(c => c.control_id);
+  } catch { /* the whole list then */ }
+  let data;
+  try {
+    data = await api.post('/observability/events/query', ids.length ? { agent_name: agent, control_ids: ids, limit: 500 } : { agent_name: agent, limit: 1000 });
+  } catch (e) {
+    list.replaceChildren(e.code === 'OBSERVABILITY_DISABLED' ? h('p', { class: 'muted' }, 'Observability is disabled: recent sessions are not listed; open one by its id.') : errorBox(e));
+    list.setAttribute('aria-busy', 'false');
+    return;
+  }
+  const seen = new Map(); // newest first
+  for (const ev of data.events) {
+    if (!ev.session_id) continue;
+    let s = seen.get(ev.session_id);
+    if (!s) { s = { id: ev.session_id, last: ev.timestamp, steps: new Set(), denied: false }; seen.set(ev.session_id, s); }
+    if (ev.metadata && ev.metadata.session_step) s.steps.add(ev.metadata.session_step);
+    if (ev.matched && !ev.shadow && ev.action === 'deny') s.denied = true;
+  }
+  const rows = [...seen.values()].slice(0, 20).map(s => h('tr', { dataset: { session: s.id } },
+    h('td', {}, h('a', { class: 'mono', href: sessionHref(agent, s.id) }, s.id)),
+    h('td', { class: 'nowrap' }, h('time', { datetime: s.last }, fmtTimeTZ(s.last))),
+    h('td', {}, s.steps.size ? String(Math.max(...s.steps)) : '—'),
+    h('td', {}, s.denied ? badge('deny') : '')));
+  list.replaceChildren(table(['Session', 'Last step', 'Steps', 'Denied'], rows, 'No sessions among the agent\'s recent events.', { stack: true }));
+  list.setAttribute('aria-busy', 'false');
+}
+
+// usesSessions tells whether control data reads session or agent state (a selector under session. or
+// agent.) or acts on the session (action.session).
+export function usesSessions(data) {
+  if (!data) return false;
+  if (data.action && data.action.session) return true;
+  const walk = (c) => {
+    if (!c || typeof c !== 'object') return false;
+    const p = c.selector && c.selector.path;
+    if (typeof p === 'string' && /^(session|agent)(\.|$)/.test(p)) return true;
+    return ['and', 'or'].some(k => Array.isArray(c[k]) && c[k].some(walk)) || walk(c.not);
+  };
+  return walk(data.condition);
 }

@@ -12,6 +12,7 @@ import { eventsView } from './events.js';
 import { overviewView } from './overview.js';
 import { controlActivityView } from './control_activity.js';
 import { approvalsView, approvalView } from './approvals.js';
+import { sessionView } from './session.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('banner');
@@ -22,6 +23,7 @@ const routes = [
   [/^#\/controls\/(\d+)\/activity$/, (m) => (el) => controlActivityView(el, Number(m[1])), 'controls', 'Control activity'],
   [/^#\/agents\/?$/, () => agentsView, 'agents', 'Agents'],
   [/^#\/agents\/([^/]+)$/, (m) => (el) => agentView(el, decodeURIComponent(m[1])), 'agents', 'Agent'],
+  [/^#\/agents\/([^/]+)\/sessions\/([^/]+)$/, (m) => (el) => sessionView(el, decodeURIComponent(m[1]), decodeURIComponent(m[2])), 'agents', 'Session'],
   [/^#\/controls\/?$/, () => controlsView, 'controls', 'Controls'],
   [/^#\/controls\/new$/, () => (el) => controlEditView(el, null), 'controls', 'New control'],
   [/^#\/controls\/(\d+)$/, (m) => (el) => controlEditView(el, Number(m[1])), 'controls', 'Control'],

@@ -3,6 +3,7 @@
 // tail that polls for newer events with a time cursor, and a detail view of one event.
 import { h, field, badge, errorBox, table } from './dom.js';
 import { api } from './api.js';
+import { sessionHref } from './session.js';
 
 const ACTIONS = ['deny', 'steer', 'warn', 'log', 'allow'];
 const LIVE_MS = 2000;
@@ -47,6 +48,7 @@ export async function eventsView(el) {
     stage: h('select', { id: 'ev-stage' }, h('option', { value: '' }, 'any'), h('option', { value: 'pre' }, 'pre'), h('option', { value: 'post' }, 'post')),
     step_type: h('input', { type: 'text', id: 'ev-type', placeholder: 'llm, tool…' }),
     trace_id: h('input', { type: 'text', id: 'ev-trace', autocomplete: 'off', spellcheck: 'false' }),
+    session_id: h('input', { type: 'text', id: 'ev-session', autocomplete: 'off', spellcheck: 'false' }),
     start: h('input', { type: 'datetime-local', id: 'ev-start', step: 1 }),
     end: h('input', { type: 'datetime-local', id: 'ev-end', step: 1 }),
     shadow: h('select', { id: 'ev-shadow' }, h('option', { value: '' }, 'any'), h('option', { value: 'true' }, 'shadow only'), h('option', { value: 'false' }, 'enforced only')),
@@ -66,6 +68,7 @@ export async function eventsView(el) {
   f.stage.value = ['pre', 'post'].includes(u.get('stage')) ? u.get('stage') : '';
   f.step_type.value = u.get('step_type') || '';
   f.trace_id.value = u.get('trace') || '';
+  f.session_id.value = u.get('session') || '';
   if (u.get('from')) f.start.value = localInput(u.get('from'));
   if (u.get('to')) f.end.value = localInput(u.get('to'));
   const wanted = new Set((u.get('action') || '').split(','));
@@ -83,7 +86,7 @@ export async function eventsView(el) {
     h('summary', {}, 'Filters'),
     h('form', { id: 'events-form', onsubmit: (e) => { e.preventDefault(); exact.from = exact.to = null; state.offset = 0; writeURL(); load(); } },
       h('div', { class: 'grid3' }, field('Agent', f.agent_name), field('Control ids', f.control_ids, 'comma-separated'), field('Matched', f.matched),
-        field('Errors', f.errored), field('Stage', f.stage), field('Step type', f.step_type), field('Trace id', f.trace_id),
+        field('Errors', f.errored), field('Stage', f.stage), field('Step type', f.step_type), field('Trace id', f.trace_id), field('Session id', f.session_id),
         field('From', f.start, TZ), field('To', f.end, TZ),
         field('Shadow', f.shadow, 'shadow: what a control in shadow mode would have done'), field('Rows per page', f.limit)),
       h('fieldset', { class: 'field' }, h('legend', {}, 'Actions'), actions.map(a => h('label', { class: 'inline', for: a.id }, a, a.value))),
@@ -106,6 +109,7 @@ export async function eventsView(el) {
     if (f.stage.value) q.check_stages = [f.stage.value];
     if (f.step_type.value.trim()) q.step_types = [f.step_type.value.trim()];
     if (f.trace_id.value.trim()) q.trace_id = f.trace_id.value.trim();
+    if (f.session_id.value.trim()) q.session_id = f.session_id.value.trim();
     if (exact.from) q.start_time = new Date(exact.from).toISOString(); else if (f.start.value) q.start_time = new Date(f.start.value).toISOString();
     if (exact.to) q.end_time = new Date(exact.to).toISOString(); else if (f.end.value) q.end_time = new Date(f.end.value).toISOString();
     const acts = actions.filter(a => a.checked).map(a => a.value);
@@ -126,6 +130,7 @@ export async function eventsView(el) {
     if (q.check_stages) p.set('stage', q.check_stages[0]);
     if (q.step_types) p.set('step_type', q.step_types[0]);
     if (q.trace_id) p.set('trace', q.trace_id);
+    if (q.session_id) p.set('session', q.session_id);
     if (q.start_time) p.set('from', q.start_time);
     if (q.end_time) p.set('to', q.end_time);
     const s = p.toString();
@@ -140,7 +145,9 @@ export async function eventsView(el) {
       h('td', {}, h('a', { href: '#/agents/' + encodeURIComponent(ev.agent_name) }, ev.agent_name)),
       h('td', {}, h('a', { href: `#/controls/${ev.control_id}/activity` }, ev.control_name || '#' + ev.control_id)),
       h('td', { class: 'hide-narrow' }, ev.check_stage),
-      h('td', {}, `${ev.step_type}/${ev.step_name}`, h('span', { class: 'muted narrow-only' }, ` (${ev.check_stage})`)),
+      h('td', {}, `${ev.step_type}/${ev.step_name}`, h('span', { class: 'muted narrow-only' }, ` (${ev.check_stage})`),
+        ev.session_id ? [' · ', h('a', { class: 'session-link', href: sessionHref(ev.agent_name, ev.session_id), title: 'The session view: its steps in order, labels and counters',
+          'aria-label': 'Session ' + ev.session_id }, 'session' + (ev.metadata && ev.metadata.session_step ? ' step ' + ev.metadata.session_step : ''))] : null),
       h('td', {}, badge(ev.action, !ev.matched), ev.shadow ? h('span', { class: 'shadow-tag muted small' }, ' shadow') : ''),
       h('td', {}, ev.matched ? 'yes' : 'no'),
       h('td', {}, ev.error_message || ''),
@@ -254,6 +261,7 @@ export function showEvent(el, ev) {
       h('dt', {}, 'Error'), dd(ev.error_message),
       h('dt', {}, 'Source'), dd(ev.source),
       h('dt', {}, 'Trace'), dd(ev.trace_id && h('a', { class: 'mono', href: '#/events?trace=' + encodeURIComponent(ev.trace_id) }, ev.trace_id)),
+      h('dt', {}, 'Session'), dd(ev.session_id && h('a', { class: 'mono', id: 'event-session', href: sessionHref(ev.agent_name, ev.session_id) }, ev.session_id)),
       h('dt', {}, 'Span'), dd(ev.span_id && h('span', { class: 'mono' }, ev.span_id)),
       h('dt', {}, 'Execution id'), dd(h('span', { class: 'mono' }, ev.control_execution_id))),
     ev.metadata && Object.keys(ev.metadata).length ? [h('h3', {}, 'Metadata'), h('pre', {}, JSON.stringify(ev.metadata, null, 2))] : null,
