@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,5 +159,57 @@ func TestMCPGatewayTemplateParameters(t *testing.T) {
 	}
 	if res := g.call("add", map[string]any{"a": 1, "b": 2}); res.IsError {
 		t.Fatalf("another tool: %s", resultText(res))
+	}
+}
+
+// TestMCPGatewayStepLabelsOnTheServer: `guard mcp --server` registers the tools' annotation labels with
+// the agent's steps (initAgent "labels"); GET agent returns them; the rule-of-two template rendered
+// without parameters, linked on the server, denies the third step of a session both when the gateway
+// evaluates the server's controls in-process and when the server evaluates them (--remote-eval), from
+// the labels it stored.
+func TestMCPGatewayStepLabelsOnTheServer(t *testing.T) {
+	upstream := buildMCPServer(t)
+	p := startServer(t, nil, "serve", "--migrate")
+	const agent = "r2-server"
+	p.callInto(http.StatusOK, http.MethodPost, "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": agent}, "steps": []any{}}, nil)
+	rendered := p.call(http.StatusOK, http.MethodPost, "/api/v1/control-templates/rule-of-two/render", map[string]any{"parameters": map[string]any{}})
+	mcpControl(p, agent, "rule-of-two", rendered["control_data"].(map[string]any))
+
+	for _, mode := range []string{"in-process", "remote-eval"} {
+		t.Run(mode, func(t *testing.T) {
+			args := []string{"--agent", agent, "--server", p.base, "--refresh", "0"}
+			if mode == "remote-eval" {
+				args = append(args, "--remote-eval")
+			}
+			count := filepath.Join(t.TempDir(), "calls")
+			g := startGateway(t, append(args, "--", upstream, "--annotated", "--count-file", count)...)
+			var got struct {
+				Steps []struct {
+					Name   string   `json:"name"`
+					Labels []string `json:"labels"`
+				} `json:"steps"`
+			}
+			p.callInto(http.StatusOK, http.MethodGet, "/api/v1/agents/"+agent, nil, &got)
+			labels := map[string]string{}
+			for _, s := range got.Steps {
+				labels[s.Name] = strings.Join(s.Labels, ",")
+			}
+			if labels["fetch_page"] != "untrusted" || labels["read_file"] != "sensitive" || labels["http_post"] != "egress" || labels["echo"] != "untrusted,egress,destructive" {
+				t.Fatalf("registered labels %v", labels)
+			}
+			for _, st := range ruleOfTwoSteps[:2] {
+				if res := g.call(st.tool, st.args); res.IsError {
+					t.Fatalf("%s: %s", st.tool, resultText(res))
+				}
+			}
+			res := g.call("http_post", ruleOfTwoSteps[2].args)
+			if msg := resultText(res); !res.IsError || !strings.Contains(msg, "step 1 (fetch_page) added label untrusted") ||
+				!strings.Contains(msg, "step 2 (read_file) added label sensitive") {
+				t.Fatalf("post after fetch and read: %s\n%s", msg, g.stderr)
+			}
+			if calls := upstreamCalls(t, count); !slices.Equal(calls, []string{"fetch_page", "read_file"}) {
+				t.Fatalf("upstream calls %v", calls)
+			}
+		})
 	}
 }
