@@ -249,8 +249,11 @@ func mcpGuard(ctx context.Context, f *mcpFlags, g *mcpgateway.Gateway, logger *z
 		if err := lg.SyncSteps(ctx, g.Steps()); err != nil {
 			return nil, nil, err
 		}
-		logger.Info("controls evaluated in the gateway, no server", zap.String("controls_file", f.controls),
-			zap.Strings("templates", f.templates), zap.Int("controls", len(controls)))
+		msg := "controls from the file, no server"
+		if len(f.templates) > 0 {
+			msg = "controls from the templates (and the file, if any), no server"
+		}
+		logger.Info(msg, zap.String("controls_file", f.controls), zap.Strings("templates", f.templates), zap.Int("controls", len(controls)))
 		return lg, func() {}, nil
 	}
 	refresh := f.refresh

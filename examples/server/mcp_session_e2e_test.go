@@ -50,7 +50,7 @@ func TestMCPGatewayRuleOfTwoTemplate(t *testing.T) {
 	if err := g.close(); err != nil {
 		t.Fatalf("gateway exit: %v\n%s", err, g.stderr)
 	}
-	if s := g.stderr.String(); !strings.Contains(s, "controls evaluated in the gateway, no server") || !strings.Contains(s, "rule-of-two") {
+	if s := g.stderr.String(); !strings.Contains(s, "controls from the templates (and the file, if any), no server") || !strings.Contains(s, "rule-of-two") {
 		t.Fatalf("stderr:\n%s", s)
 	}
 }
