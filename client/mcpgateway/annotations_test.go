@@ -193,7 +193,9 @@ func TestRuleOfTwoFromAnnotations(t *testing.T) {
 func TestSyncedStepsCarryLabels(t *testing.T) {
 	r := newRig(t, mcpgateway.Options{ToolLabels: &mcpgateway.ToolLabels{Tools: map[string][]string{"echo": {"untrusted"}}}})
 	mcp.AddTool(r.up.srv, &mcp.Tool{Name: "late", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}},
-		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) { return &mcp.CallToolResult{}, nil, nil })
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
 	waitFor(t, "the steps to be synchronised", func() bool {
 		r.guard.mu.Lock()
 		defer r.guard.mu.Unlock()
