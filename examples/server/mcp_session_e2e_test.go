@@ -213,3 +213,55 @@ func TestMCPGatewayStepLabelsOnTheServer(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPGatewayRuleOfTwoReferenceFilesystem: the reference filesystem server (npm, annotated by its
+// authors: reads readOnlyHint/closed world, writes closed world) through `guard mcp --template
+// rule-of-two`. Its reads are sensitive and its writes sensitive and egress, so a session that reads a
+// file and writes one runs (two of three). With a labels file that marks one tool untrusted (standing for
+// a tool that brought in a web page), the write after it and a read is denied, and the file is not written.
+func TestMCPGatewayRuleOfTwoReferenceFilesystem(t *testing.T) {
+	bin := mcpReferenceServer(t, "mcp-server-filesystem")
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret.txt")
+	if err := os.WriteFile(secret, []byte("the user's private notes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.txt")
+	write := map[string]any{"path": out, "content": "copied"}
+
+	g := startGateway(t, "--agent", "r2-fs", "--template", "rule-of-two", "--", bin, dir)
+	if res := g.call("read_text_file", map[string]any{"path": secret}); res.IsError || !strings.Contains(resultText(res), "private notes") {
+		t.Fatalf("read: %s", resultText(res))
+	}
+	if res := g.call("write_file", write); res.IsError {
+		t.Fatalf("write after read (sensitive and egress, no untrusted input): %s", resultText(res))
+	}
+	if err := g.close(); err != nil {
+		t.Fatalf("gateway exit: %v\n%s", err, g.stderr)
+	}
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+
+	labels := filepath.Join(t.TempDir(), "labels.yaml")
+	if err := os.WriteFile(labels, []byte("tools:\n  list_allowed_directories: [untrusted]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g = startGateway(t, "--agent", "r2-fs", "--template", "rule-of-two", "--tool-labels", labels, "--", bin, dir)
+	for _, st := range []struct {
+		tool string
+		args map[string]any
+	}{{"list_allowed_directories", map[string]any{}}, {"read_text_file", map[string]any{"path": secret}}} {
+		if res := g.call(st.tool, st.args); res.IsError {
+			t.Fatalf("%s: %s", st.tool, resultText(res))
+		}
+	}
+	res := g.call("write_file", write)
+	if msg := resultText(res); !res.IsError || !strings.Contains(msg, "step 1 (list_allowed_directories) added label untrusted") ||
+		!strings.Contains(msg, "step 2 (read_text_file) added label sensitive") {
+		t.Fatalf("write after untrusted input and a read: %s", msg)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("the denied write reached the server: %v", err)
+	}
+}
