@@ -35,6 +35,22 @@ func (c *engineCache) applyStepLabels(ctx context.Context, agent string, eng *gu
 	return nil
 }
 
+// stepLabelSet returns the labels of the agent's steps as a set for replay engines (empty when the store
+// cannot read them).
+func (s *Server) stepLabelSet(ctx context.Context, agent string) (*guard.StepLabels, error) {
+	set := &guard.StepLabels{}
+	r, ok := s.store.(stepLabelReader)
+	if !ok {
+		return set, nil
+	}
+	labels, err := r.AgentStepLabels(ctx, agent)
+	if err != nil {
+		return set, err
+	}
+	set.Set(labels)
+	return set, nil
+}
+
 // stepLabelProblems validates the labels of registered steps (at <stepsField>.<i>.labels).
 func stepLabelProblems(steps []guard.StepSchema, stepsField string) []guard.Problem {
 	var probs []guard.Problem

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/guardrail-control/guard/store/storetest"
 )
 
 // labelGate denies a step of a session that holds both private and egress: a session control keyed
@@ -105,4 +108,31 @@ func jsonMap(t *testing.T, raw string) map[string]any {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestReplayAppliesStepSchemaLabels: replaying a draft session control over captured steps gives the
+// steps the labels the agent's step schemas declare, as the live evaluation does: the label gate added
+// as a draft denies the captured post that followed a read of the same session.
+func TestReplayAppliesStepSchemaLabels(t *testing.T) {
+	st := storetest.SQLite(t)
+	ts, rec := captureTS(t, st, []string{"bot"})
+	ts.initAgent("bot",
+		map[string]any{"type": "tool", "name": "read_db", "labels": []string{"private"}},
+		map[string]any{"type": "tool", "name": "post", "labels": []string{"egress"}})
+	ts.link("bot", ts.createControl("nothing", regexData("nothing-matches-this", "deny")))
+	ts.sessionStep("bot", "read_db", "s1")
+	ts.sessionStep("bot", "post", "s1")
+	ts.sessionStep("bot", "post", "s2")
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot",
+		"controls": []any{map[string]any{"name": "label-gate", "data": jsonMap(t, labelGate)}}})
+	res := r["result"].(map[string]any)
+	if res["steps_replayed"] != 3.0 || res["steps_changed"] != 1.0 {
+		t.Fatalf("replay %v", res)
+	}
+	if ch := res["changes"].(map[string]any); ch["allow_to_deny"] != 1.0 {
+		t.Fatalf("changes %v", ch)
+	}
 }
