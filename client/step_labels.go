@@ -16,5 +16,8 @@ func newStepLabels(steps []guard.StepSchema) *guard.StepLabels {
 // declare; call it when the agent registers a new list of steps (the MCP gateway does on a change of its
 // upstream's tools). The labels of the server's own evaluations come from the registration.
 func (a *Agent) SetStepLabels(steps []guard.StepSchema) {
+	if a.stepLabels == nil { // an Agent not made by Init has no in-process engines
+		return
+	}
 	a.stepLabels.Set(guard.LabelsOfSteps(steps))
 }
