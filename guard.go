@@ -74,7 +74,9 @@ func New(opts ...Option) *Engine {
 	if cfg.registry == nil {
 		cfg.registry = evaluator.Default
 	}
-	cfg.sessions()
+	if sh := cfg.sessions(); sh.stepLabels == nil {
+		sh.stepLabels = &StepLabels{} // SetStepLabels replaces its content, never the pointer
+	}
 	e := &Engine{cfg: cfg}
 	empty, _ := compile(nil, &cfg, false)
 	e.snap.Store(empty)

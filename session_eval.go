@@ -19,7 +19,7 @@ type sessionShared struct {
 	once       sync.Once
 	store      SessionStore
 	agent      string
-	stepLabels map[string][]string // step name -> labels declared by the agent's step schemas
+	stepLabels *StepLabels // the labels the agent's step schemas declare, by step name
 	now        func() time.Time
 	errors     atomic.Int64 // store failures (Load or Commit)
 }
@@ -39,7 +39,11 @@ func WithAgentName(name string) Option {
 // WithStepLabels gives the labels the agent's step schemas declare, by step name: a step let through at
 // the pre stage adds them to its session, and its own evaluation sees them in session.labels.
 func WithStepLabels(labels map[string][]string) Option {
-	return func(c *engineConfig) { c.sessions().stepLabels = labels }
+	return func(c *engineConfig) {
+		sl := &StepLabels{}
+		sl.Set(labels)
+		c.sessions().stepLabels = sl
+	}
 }
 
 // withSessionClock replaces the clock of session windows (tests).
@@ -225,7 +229,7 @@ func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, s
 				v.own = append(v.own, l)
 			}
 		}
-		for _, l := range e.sessShared().stepLabels[step.Name] {
+		for _, l := range e.sessShared().stepLabels.Of(step.Name) {
 			add(LabelOrigin{Label: l, By: "step schema"})
 		}
 		for _, l := range plan.labelSteps[step.Name] {

@@ -206,6 +206,10 @@ type StepSchema struct {
 	InputSchema  map[string]any `json:"input_schema,omitempty"`
 	OutputSchema map[string]any `json:"output_schema,omitempty"`
 	Metadata     map[string]any `json:"metadata,omitempty"`
+	// Labels are session labels the step carries (docs/control-language.md, "Sessions"): a step of this
+	// name let through at the pre stage adds them to its session, as action.session.label_steps does.
+	// At most MaxSessionLabels, each as CheckLabels accepts.
+	Labels []string `json:"labels,omitempty"`
 }
 
 // ConflictMode says how InitAgent treats an agent that exists.

@@ -48,6 +48,9 @@ type Agent struct {
 	// sessions keeps the session state of the in-process engines: one store for every compilation, so
 	// that a refresh of the controls does not forget the sessions.
 	sessions *guard.MemorySessionStore
+	// stepLabels are the labels the agent's step schemas declare, shared by the in-process engines of
+	// every compilation (step_labels.go).
+	stepLabels *guard.StepLabels
 
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc
@@ -80,7 +83,8 @@ func Init(ctx context.Context, cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{s: s, name: s.agentName, base: root.Named("agent_control"), sessions: guard.NewMemorySessionStore(0, 0)}
+	a := &Agent{s: s, name: s.agentName, base: root.Named("agent_control"), sessions: guard.NewMemorySessionStore(0, 0),
+		stepLabels: newStepLabels(s.Steps)}
 	a.log = a.base.Named("client")
 	a.logRefresh = a.base.Named("refresh")
 	a.logProtect = a.base.Named("protect")

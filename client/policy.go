@@ -39,7 +39,8 @@ func (a *Agent) engine(controls []guard.Control, ex guard.Execution, source stri
 	e := guard.New(guard.WithRegistry(a.s.Registry), guard.WithExecution(ex), guard.WithLogger(a.base),
 		// sdk and in-process server controls each keep their own session state (a step checked by both
 		// engines is one step for each of them).
-		guard.WithAgentName(a.name+"/"+string(ex)), guard.WithSessionStore(a.sessions))
+		guard.WithAgentName(a.name+"/"+string(ex)), guard.WithSessionStore(a.sessions),
+		guard.WithStepLabelSet(a.stepLabels))
 	err := e.UpdateTolerant(controls)
 	for _, cp := range guard.ProblemsByControl(err) {
 		ct := &controls[cp.Index]

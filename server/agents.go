@@ -177,6 +177,7 @@ func validateInitAgent(req *initAgentRequest) (guard.AgentInit, error) {
 		}
 		seen[ref] = true
 	}
+	probs = append(probs, stepLabelProblems(req.Steps, stepsField)...)
 	if len(probs) > 0 {
 		return in, problem.Validation("the agent registration is not valid", probs...)
 	}

@@ -115,6 +115,9 @@ func (c *engineCache) load(ctx context.Context, agent string) (*guard.Engine, er
 		return nil, err
 	}
 	eng := c.compile(agent, acs)
+	if err := c.applyStepLabels(ctx, agent, eng); err != nil {
+		return nil, err
+	}
 	c.put(agent, &cacheEntry{engine: eng, rev: rev, gen: g})
 	if c.onRebuild != nil {
 		c.onRebuild(agent)

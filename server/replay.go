@@ -359,8 +359,12 @@ func (s *Server) runReplay(ctx context.Context, plan *replayPlan, job *replayJob
 				named = append(named, ac)
 			}
 		}
-		engines[agent] = &replayEngines{current: s.replayEngine(acs), draft: s.replayEngine(plan.draft.controls(acs)),
-			deltaCurrent: s.replayEngine(enforced(named)), deltaDraft: s.replayEngine(enforced(plan.draft.controls(named)))}
+		labels, err := s.stepLabelSet(ctx, agent)
+		if err != nil && !errors.Is(err, guard.ErrAgentNotFound) {
+			return nil, err
+		}
+		engines[agent] = &replayEngines{current: s.replayEngine(acs, labels), draft: s.replayEngine(plan.draft.controls(acs), labels),
+			deltaCurrent: s.replayEngine(enforced(named), labels), deltaDraft: s.replayEngine(enforced(plan.draft.controls(named)), labels)}
 	}
 	rr := &replayRun{steps: steps, engines: engines, sampleSize: plan.sample, evalTO: s.cfg.evalTimeout, progress: &job.doneSteps}
 	t, skipped, err := rr.run(ctx)
@@ -402,15 +406,17 @@ func enforced(acs []guard.AgentControl) []guard.AgentControl {
 
 // replayEngine compiles the enabled controls of acs, whatever their execution: a replay answers what the
 // agent's controls decide about a step, and sdk controls (evaluated in the client) decide too. A control
-// that does not compile is evaluated as an error, as in the server's own engines (compile.go).
-func (s *Server) replayEngine(acs []guard.AgentControl) *guard.Engine {
+// that does not compile is evaluated as an error, as in the server's own engines (compile.go). labels are
+// the agent's step-schema labels (step_labels.go), so that session controls see them as they do live.
+func (s *Server) replayEngine(acs []guard.AgentControl, labels *guard.StepLabels) *guard.Engine {
 	controls := make([]guard.Control, 0, len(acs))
 	for _, ac := range acs {
 		if ac.Enabled && ac.Control.Enabled {
 			controls = append(controls, guard.Control{ID: ac.ControlID, Name: ac.Name, Data: ac.Control, Version: ac.Version})
 		}
 	}
-	eng := guard.New(guard.WithRegistry(s.cfg.registry), guard.WithExecution(guard.ExecutionServer, guard.ExecutionSDK))
+	eng := guard.New(guard.WithRegistry(s.cfg.registry), guard.WithExecution(guard.ExecutionServer, guard.ExecutionSDK),
+		guard.WithStepLabelSet(labels))
 	_ = eng.UpdateTolerant(controls) // problems are logged when the server's own engine compiles them
 	return eng
 }

@@ -63,6 +63,7 @@ func checkInit(in *guard.AgentInit) (string, error) {
 				probs = append(probs, guard.Problem{Field: field + "." + doc.name, Code: guard.CodeInvalid, Message: "must be a JSON object without NUL characters"})
 			}
 		}
+		probs = append(probs, guard.CheckLabels(st.Labels, field+".labels")...)
 		ref := guard.StepRef{Type: st.Type, Name: st.Name}
 		if seen[ref] {
 			probs = append(probs, guard.Problem{Field: field, Code: guard.CodeConflict, Message: "repeats the (type, name) of an earlier step"})
@@ -115,6 +116,7 @@ func (s *Store) initAgentTx(ctx context.Context, in *guard.AgentInit, name, md s
 	err := s.writeTx(ctx, func(tx *sqlx.Tx) error {
 		at := now()
 		var err error
+		var labelsBefore map[guard.StepRef][]string
 		row, err = s.loadAgent(ctx, tx, name, true)
 		switch {
 		case errors.Is(err, guard.ErrAgentNotFound):
@@ -132,6 +134,13 @@ func (s *Store) initAgentTx(ctx context.Context, in *guard.AgentInit, name, md s
 			}
 		case err != nil:
 			return err
+		default:
+			if labelsBefore, err = s.loadStepLabels(ctx, tx, row.ID); err != nil {
+				return err
+			}
+		}
+		switch {
+		case *created:
 		case in.ConflictMode == guard.ConflictOverwrite:
 			if _, err := tx.ExecContext(ctx, s.q(`UPDATE agents SET description = ?, version = ?, metadata = ?, updated_at = ? WHERE id = ?`),
 				in.Agent.Description, in.Agent.Version, md, at, row.ID); err != nil {
@@ -146,6 +155,17 @@ func (s *Store) initAgentTx(ctx context.Context, in *guard.AgentInit, name, md s
 		default:
 			if err := s.mergeSteps(ctx, tx, row.ID, in.Steps, at); err != nil {
 				return err
+			}
+		}
+		if !*created {
+			labelsAfter, err := s.loadStepLabels(ctx, tx, row.ID)
+			if err != nil {
+				return err
+			}
+			if !sameStepLabels(labelsBefore, labelsAfter) {
+				if err := s.bumpRevision(ctx, tx, row.ID); err != nil {
+					return err
+				}
 			}
 		}
 		row, err = s.loadAgent(ctx, tx, name, false)

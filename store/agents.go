@@ -42,15 +42,17 @@ type stepRow struct {
 	InputSchema  []byte `db:"input_schema"`
 	OutputSchema []byte `db:"output_schema"`
 	Metadata     []byte `db:"metadata"`
+	Labels       []byte `db:"labels"`
 }
 
 func (r *stepRow) step() (guard.StepSchema, error) {
 	st := guard.StepSchema{Type: r.Type, Name: r.Name, Description: r.Description}
-	var err1, err2, err3 error
+	var err1, err2, err3, err4 error
 	st.InputSchema, err1 = scanMap(r.InputSchema)
 	st.OutputSchema, err2 = scanMap(r.OutputSchema)
 	st.Metadata, err3 = scanMap(r.Metadata)
-	return st, errors.Join(err1, err2, err3)
+	st.Labels, err4 = scanLabels(r.Labels)
+	return st, errors.Join(err1, err2, err3, err4)
 }
 
 // loadAgent reads an agent by normalised name. With lock (inside a write transaction) the row stays
@@ -71,7 +73,7 @@ func (s *Store) loadAgent(ctx context.Context, q sqlx.QueryerContext, name strin
 
 func (s *Store) loadSteps(ctx context.Context, q sqlx.QueryerContext, agentID int64) ([]stepRow, error) {
 	var rows []stepRow
-	err := sqlx.SelectContext(ctx, q, &rows, s.q(`SELECT type, name, position, description, input_schema, output_schema, metadata
+	err := sqlx.SelectContext(ctx, q, &rows, s.q(`SELECT type, name, position, description, input_schema, output_schema, metadata, labels
 		FROM agent_steps WHERE agent_id = ? ORDER BY position`), agentID)
 	return rows, err
 }
@@ -98,7 +100,7 @@ func stepsOf(rows []stepRow) ([]guard.StepSchema, error) {
 	return out, nil
 }
 
-// stepBatch is how many steps one INSERT writes: 8 parameters a row keeps a statement far below the
+// stepBatch is how many steps one INSERT writes: 9 parameters a row keeps a statement far below the
 // parameter limits of both dialects (SQLite 32,766, PostgreSQL 65,535), and one round trip per batch
 // instead of per step is what makes a large registration fast on PostgreSQL.
 const stepBatch = 500
@@ -108,20 +110,21 @@ func (s *Store) insertSteps(ctx context.Context, tx *sqlx.Tx, agentID int64, pos
 	for len(steps) > 0 {
 		n := min(len(steps), stepBatch)
 		var q strings.Builder
-		q.WriteString(`INSERT INTO agent_steps (agent_id, type, name, position, description, input_schema, output_schema, metadata) VALUES `)
-		args := make([]any, 0, 8*n)
+		q.WriteString(`INSERT INTO agent_steps (agent_id, type, name, position, description, input_schema, output_schema, metadata, labels) VALUES `)
+		args := make([]any, 0, 9*n)
 		for i, st := range steps[:n] {
 			in, err1 := mapArg(st.InputSchema)
 			out, err2 := mapArg(st.OutputSchema)
 			md, err3 := mapArg(st.Metadata)
-			if err := errors.Join(err1, err2, err3); err != nil {
+			lb, err4 := labelsArg(st.Labels)
+			if err := errors.Join(err1, err2, err3, err4); err != nil {
 				return err
 			}
 			if i > 0 {
 				q.WriteString(", ")
 			}
-			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
-			args = append(args, agentID, st.Type, st.Name, pos+i, st.Description, in, out, md)
+			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, agentID, st.Type, st.Name, pos+i, st.Description, in, out, md, lb)
 		}
 		if _, err := tx.ExecContext(ctx, s.q(q.String()), args...); err != nil {
 			return err
@@ -267,8 +270,20 @@ func (s *Store) PatchAgent(ctx context.Context, name string, patch guard.AgentPa
 			row.Description, row.Version, string(row.Metadata), row.UpdatedAt, row.ID); err != nil {
 			return err
 		}
+		labelled := false // a removed step declared labels: the agent's revision moves (step_labels.go)
 		for _, ref := range patch.RemoveSteps {
-			if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM agent_steps WHERE agent_id = ? AND type = ? AND name = ?`), row.ID, ref.Type, ref.Name); err != nil {
+			var lb []byte
+			err := tx.GetContext(ctx, &lb, s.q(`DELETE FROM agent_steps WHERE agent_id = ? AND type = ? AND name = ? RETURNING labels`), row.ID, ref.Type, ref.Name)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+			case err != nil:
+				return err
+			case lb != nil:
+				labelled = true
+			}
+		}
+		if labelled {
+			if err := s.bumpRevision(ctx, tx, row.ID); err != nil {
 				return err
 			}
 		}

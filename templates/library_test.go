@@ -14,11 +14,11 @@ import (
 	"github.com/guardrail-control/guard/templates"
 )
 
-// examples are the values a render of t uses for its required parameters (their examples).
+// examples are the values a render of t uses: the examples of its parameters that have one.
 func examples(t *templates.Template) map[string]any {
 	params := map[string]any{}
 	for _, p := range t.Parameters {
-		if p.Required {
+		if p.Required || p.Example != nil { // an optional parameter's example shows what it is for
 			params[p.Name] = p.Example
 		}
 	}

@@ -155,22 +155,33 @@ func join(base, seg string) string {
 	return base + "." + seg
 }
 
-// value returns v with placeholders substituted; keep is false when v is the placeholder of an omitted
-// parameter (its key or list item is dropped).
+// value returns v with placeholders substituted; keep is false when v is left out: the placeholder of an
+// omitted parameter, or an object or list that omitted parameters emptied.
 func (s *substituter) value(v any, at string) (out any, keep bool) {
+	out, keep, _ = s.subst(v, at)
+	return out, keep
+}
+
+// subst is value, also reporting whether v is an object that lost a key to an omitted parameter
+// (partial). An object in a list that lost one of its own keys this way is left out whole (a {label,
+// steps} entry without its steps means nothing), and an object or list that omissions left empty is left
+// out in turn: so a list of entries whose parameters are all omitted disappears with its key, instead of
+// rendering as invalid data.
+func (s *substituter) subst(v any, at string) (out any, keep, partial bool) {
 	switch x := v.(type) {
 	case string:
 		if m := placeholder.FindStringSubmatch(x); m != nil && strings.TrimSpace(m[0]) == x {
 			val, ok := s.values[m[1]]
 			if !ok {
-				return nil, false
+				return nil, false, false
 			}
 			s.origins[at] = append(s.origins[at], m[1])
-			return val, true
+			return val, true, false
 		}
-		return s.text(x, at), true
+		return s.text(x, at), true, false
 	case map[string]any:
 		obj := make(map[string]any, len(x))
+		dropped := false
 		for k, item := range x {
 			key := k
 			if placeholder.MatchString(k) {
@@ -179,21 +190,33 @@ func (s *substituter) value(v any, at string) (out any, keep bool) {
 					s.origins[join(at, key)] = append(s.origins[join(at, key)], m[1])
 				}
 			}
-			if val, ok := s.value(item, join(at, key)); ok {
+			if val, ok, _ := s.subst(item, join(at, key)); ok {
 				obj[key] = val
+			} else {
+				dropped = true
 			}
 		}
-		return obj, true
+		if dropped && len(obj) == 0 {
+			return nil, false, true
+		}
+		return obj, true, dropped
 	case []any:
 		list := make([]any, 0, len(x))
+		dropped := false
 		for _, item := range x {
-			if val, ok := s.value(item, fmt.Sprintf("%s.%d", at, len(list))); ok {
-				list = append(list, val)
+			val, ok, part := s.subst(item, fmt.Sprintf("%s.%d", at, len(list)))
+			if !ok || part {
+				dropped = true
+				continue
 			}
+			list = append(list, val)
 		}
-		return list, true
+		if dropped && len(list) == 0 {
+			return nil, false, false
+		}
+		return list, true, false
 	}
-	return v, true
+	return v, true, false
 }
 
 // text replaces the placeholders inside a longer string with their values as text (Parse allows only

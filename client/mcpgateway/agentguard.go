@@ -28,6 +28,8 @@ func (g *AgentGuard) CheckStep(ctx context.Context, step *guard.Step, stage guar
 // SyncSteps implements Guard: POST /agents/initAgent with the new steps. With conflict mode strict a
 // changed input schema is refused by the server; the error says so.
 func (g *AgentGuard) SyncSteps(ctx context.Context, steps []guard.StepSchema) error {
+	// The in-process engines take the new labels at once, whatever the registration's outcome.
+	g.Agent.SetStepLabels(steps)
 	info := g.Info
 	if info.Name == "" {
 		info.Name = g.Agent.Name()

@@ -55,6 +55,9 @@ type Options struct {
 	// The upstream's requests of these kinds go to a client session that announced the same capability
 	// (the upstream is told "method not found" when none did); see serverrequests.go.
 	ClientCapabilities *mcp.ClientCapabilities
+	// ToolLabels overrides the session labels the tools' annotations give their steps (annotations.go);
+	// nil maps every tool's annotations.
+	ToolLabels *ToolLabels
 }
 
 // DefaultProtocolVersion is the MCP version the gateway asks an upstream for by default: 2025-11-25, the
@@ -190,11 +193,11 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 func (g *Gateway) upstream() *mcp.ClientSession { return g.up.Load() }
 
 // Steps returns one step per upstream tool, in the upstream's order: type "tool", the tool's name,
-// description, input schema and output schema.
+// description, input schema, output schema and session labels (from its annotations, annotations.go).
 func (g *Gateway) Steps() []guard.StepSchema {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return stepsOf(g.tools)
+	return g.labelledSteps(g.tools)
 }
 
 // Upstream returns the initialize result of the upstream (its name, version, capabilities, instructions).

@@ -67,5 +67,10 @@ func (g *LocalGuard) CheckStep(ctx context.Context, step *guard.Step, stage guar
 	return res.Err()
 }
 
-// SyncSteps implements Guard: there is no registration without a server.
-func (g *LocalGuard) SyncSteps(context.Context, []guard.StepSchema) error { return nil }
+// SyncSteps implements Guard: there is no registration without a server; the steps' session labels
+// (from the tools' annotations) replace those the engine applies. Call it once with Gateway.Steps before
+// serving, so that the labels apply from the first call.
+func (g *LocalGuard) SyncSteps(_ context.Context, steps []guard.StepSchema) error {
+	g.e.SetStepLabels(guard.LabelsOfSteps(steps))
+	return nil
+}

@@ -181,7 +181,7 @@ func (g *Gateway) Sync(ctx context.Context) error {
 	if gd == nil {
 		return nil
 	}
-	if err := gd.SyncSteps(ctx, stepsOf(tools)); err != nil {
+	if err := gd.SyncSteps(ctx, g.labelledSteps(tools)); err != nil {
 		return fmt.Errorf("register the new steps: %w", err)
 	}
 	return nil

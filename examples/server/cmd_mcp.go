@@ -22,8 +22,8 @@ import (
 	"github.com/guardrail-control/guard/client/mcpgateway"
 )
 
-const mcpUsage = `guard mcp --agent NAME [--server URL | --controls FILE] [flags] [--] COMMAND [ARGS...]
-       guard mcp --agent NAME [--server URL | --controls FILE] [flags] --upstream URL [--listen ADDR]`
+const mcpUsage = `guard mcp --agent NAME [--server URL | --controls FILE | --template NAME [--set KEY=VALUE]...] [flags] [--] COMMAND [ARGS...]
+       guard mcp --agent NAME [--server URL | --controls FILE | --template NAME [--set KEY=VALUE]...] [flags] --upstream URL [--listen ADDR]`
 
 func init() {
 	register(&command{name: "mcp", summary: "run an MCP gateway: check every tool call of an MCP server against the agent's controls",
@@ -43,6 +43,10 @@ type mcpFlags struct {
 	remoteEval   bool
 	connectLimit time.Duration
 	noControls   string
+	templates    templateNames
+	sets         settings
+	toolLabels   string
+	rendered     []guard.Control // the controls of the templates, rendered before the upstream starts
 	command      []string
 }
 
@@ -69,6 +73,9 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	fs.BoolVar(&f.remoteEval, "remote-eval", false, "evaluate the server's controls by POST /evaluation on each call instead of in-process")
 	fs.DurationVar(&f.connectLimit, "connect-timeout", 60*time.Second, "bound on starting the upstream and listing its tools")
 	fs.StringVar(&f.noControls, "no-controls", noControlsAllow, "when neither the server nor a controls file gives controls at start: allow (calls go unchecked until the server is reached), deny (every call is denied until then) or refuse (exit with an error)")
+	fs.Var(&f.templates, "template", "a control template to evaluate in the gateway, without a server (repeatable; guard template list shows them), e.g. rule-of-two")
+	fs.Var(&f.sets, "set", "a parameter of the --template(s): KEY=VALUE, as guard template render takes it (repeatable)")
+	fs.StringVar(&f.toolLabels, "tool-labels", "", "YAML or JSON file of session labels by tool name, replacing those the tools' annotations give (docs/mcp.md)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s\n", mcpUsage)
 		fs.PrintDefaults()
@@ -90,6 +97,10 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 		return nil, fmt.Errorf("mcp: --conflict-mode must be %q or %q", guard.ConflictOverwrite, guard.ConflictStrict)
 	case f.noControls != noControlsAllow && f.noControls != noControlsDeny && f.noControls != noControlsRefuse:
 		return nil, fmt.Errorf("mcp: --no-controls must be %q, %q or %q", noControlsAllow, noControlsDeny, noControlsRefuse)
+	case len(f.templates) > 0 && f.server != "":
+		return nil, errors.New("mcp: --template evaluates in the gateway, without a server: drop --server, or render the template for the server's agent (guard template render NAME | guard apply -)")
+	case len(f.sets) > 0 && len(f.templates) == 0:
+		return nil, errors.New("mcp: --set gives parameters of a --template")
 	case f.callTimeout < 0 || f.refresh < 0 || f.connectLimit <= 0:
 		return nil, errors.New("mcp: --call-timeout and --refresh must not be negative, --connect-timeout must be positive")
 	}
@@ -122,10 +133,22 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 		// Responses read in bounded memory (mcpgateway.MaxResponseBytes): the SDK reads a JSON one whole.
 		upstream = &mcp.StreamableClientTransport{Endpoint: f.upstream, HTTPClient: mcpgateway.BoundedHTTPClient(nil, 0)}
 	}
+	var toolLabels *mcpgateway.ToolLabels
+	if f.toolLabels != "" {
+		if toolLabels, err = mcpgateway.LoadToolLabels(f.toolLabels); err != nil {
+			return fmt.Errorf("mcp: --tool-labels: %w", err)
+		}
+	}
+	if len(f.templates) > 0 {
+		if f.rendered, err = mcpTemplateControls(ctx, f.templates, f.sets, logger.Named("mcp_gateway.template")); err != nil {
+			return err
+		}
+	}
 	cctx, cancel := context.WithTimeout(ctx, f.connectLimit)
 	// An HTTP upstream that goes away is reconnected to, with backoff; a command's end is final.
 	g, err := mcpgateway.Connect(cctx, upstream, mcpgateway.Options{CallTimeout: f.callTimeout, Logger: logger.Named("mcp_gateway"),
-		ClientInfo: &mcp.Implementation{Name: "guard-mcp-gateway", Version: version}, Reconnect: f.upstream != ""})
+		ClientInfo: &mcp.Implementation{Name: "guard-mcp-gateway", Version: version}, Reconnect: f.upstream != "",
+		ToolLabels: toolLabels})
 	cancel()
 	if err != nil {
 		return err
@@ -136,7 +159,7 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 		}
 	}()
 
-	if f.server == "" {
+	if f.server == "" && len(f.templates) == 0 { // --template: no server, whatever $GUARD_URL says
 		f.server = env.getenv(client.EnvURL)
 	}
 	gd, closeGuard, err := mcpGuard(ctx, f, g, logger)
@@ -202,16 +225,35 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 // mcpGuard builds the Guard: a local engine over the controls file when there is no server (no --server and
 // no $GUARD_URL), else an agent of the guard server registered with the upstream's tools as steps.
 func mcpGuard(ctx context.Context, f *mcpFlags, g *mcpgateway.Gateway, logger *zap.Logger) (mcpgateway.Guard, func(), error) {
-	if f.controls != "" && f.server == "" {
-		controls, err := client.LoadControlsFile(f.controls, nil)
-		if err != nil {
-			return nil, nil, err
+	if (f.controls != "" || len(f.templates) > 0) && f.server == "" {
+		var controls []guard.Control
+		if f.controls != "" {
+			var err error
+			if controls, err = client.LoadControlsFile(f.controls, nil); err != nil {
+				return nil, nil, err
+			}
+		}
+		var next int64 = 1 // the templates' controls are numbered after the file's
+		for _, c := range controls {
+			next = max(next, c.ID+1)
+		}
+		for i, c := range f.rendered {
+			c.ID = next + int64(i)
+			controls = append(controls, c)
 		}
 		lg, err := mcpgateway.NewLocalGuard(controls, nil, logger.Named("mcp_gateway.local"))
 		if err != nil {
 			return nil, nil, err
 		}
-		logger.Info("controls from the file, no server", zap.String("controls_file", f.controls), zap.Int("controls", len(controls)))
+		// The steps' session labels (from the tools' annotations) apply from the first call.
+		if err := lg.SyncSteps(ctx, g.Steps()); err != nil {
+			return nil, nil, err
+		}
+		msg := "controls from the file, no server"
+		if len(f.templates) > 0 {
+			msg = "controls from the templates (and the file, if any), no server"
+		}
+		logger.Info(msg, zap.String("controls_file", f.controls), zap.Strings("templates", f.templates), zap.Int("controls", len(controls)))
 		return lg, func() {}, nil
 	}
 	refresh := f.refresh

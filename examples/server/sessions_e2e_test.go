@@ -143,3 +143,59 @@ func TestSessionStoreUnreachableAtStart(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
+
+// TestStepLabelsAcrossReplicas: step-schema labels registered through replica A drive the rule-of-two
+// template (rendered without step lists) on both replicas; a registration through B that drops a label
+// reaches A's engine (the agent's revision moves, A's poll of the policy epoch notices), with no restart.
+func TestStepLabelsAcrossReplicas(t *testing.T) {
+	redisURL, prefix := testRedis(t)
+	var dbURL string
+	if os.Getenv(storetest.PostgresEnv) != "" {
+		dbURL = storetest.PostgresURL(t)
+	} else {
+		storetest.SkipWithoutSQLite(t)
+		dbURL = filepath.Join(t.TempDir(), "guard.db")
+	}
+	env := map[string]string{"DATABASE_URL": dbURL, "GUARD_SESSION_STORE": redisURL, "GUARD_SESSION_PREFIX": prefix}
+	a := startServer(t, env, "serve", "--migrate")
+	b := startServer(t, env)
+	register := func(via *proc, postLabels []string) {
+		t.Helper()
+		via.call(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "labelled"}, "conflict_mode": "overwrite",
+			"steps": []any{
+				map[string]any{"type": "tool", "name": "fetch_page", "labels": []string{"untrusted"}},
+				map[string]any{"type": "tool", "name": "read_file", "labels": []string{"sensitive"}},
+				map[string]any{"type": "tool", "name": "http_post", "labels": postLabels},
+			}})
+	}
+	register(a, []string{"egress"})
+	rendered := a.call(200, "POST", "/api/v1/control-templates/rule-of-two/render", map[string]any{"parameters": map[string]any{}})
+	id := int64(a.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "rule-of-two", "data": rendered["control_data"]})["control_id"].(float64))
+	a.call(200, "POST", fmt.Sprintf("/api/v1/agents/labelled/controls/%d", id), nil)
+
+	// flow runs the three steps of one session through A, B, A and returns the third decision.
+	flow := func(session string) map[string]any {
+		a.sessionStep("labelled", "fetch_page", session)
+		b.sessionStep("labelled", "read_file", session)
+		return a.sessionStep("labelled", "http_post", session)
+	}
+	res := flow("conv-1")
+	reason, _ := res["reason"].(string)
+	sess, _ := res["session"].(map[string]any)
+	hist, _ := sess["history"].([]any)
+	if res["decision"] != "deny" || !strings.Contains(reason, "step 1 (fetch_page) added label untrusted") ||
+		!strings.Contains(reason, "step 2 (read_file) added label sensitive") || len(hist) != 3 {
+		t.Fatalf("third step: %v", res)
+	}
+	for _, h := range hist {
+		if by := h.(map[string]any)["by"]; by != "step schema" {
+			t.Fatalf("history %v: a label not from the step schema", hist)
+		}
+	}
+	register(b, nil) // http_post no longer egress, registered through the other replica
+	n := 0
+	waitFor(t, "replica A to apply the labels registered through B", func() bool {
+		n++
+		return flow(fmt.Sprintf("after-%d", n))["decision"] == "allow"
+	})
+}
