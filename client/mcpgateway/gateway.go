@@ -55,6 +55,9 @@ type Options struct {
 	// The upstream's requests of these kinds go to a client session that announced the same capability
 	// (the upstream is told "method not found" when none did); see serverrequests.go.
 	ClientCapabilities *mcp.ClientCapabilities
+	// Approvals, when set, makes the gateway ask the user of a client with elicitation to decide the
+	// approval requests of refused calls (elicit.go); nil: such calls get a tool error naming the request.
+	Approvals *ElicitApprovals
 }
 
 // DefaultProtocolVersion is the MCP version the gateway asks an upstream for by default: 2025-11-25, the
