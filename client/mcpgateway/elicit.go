@@ -67,24 +67,36 @@ const DefaultElicitTimeout = 2 * time.Minute
 const maxElicitPayload = 2000
 
 // checkCall checks one stage of a tool call (check), and, when the call is refused for approval and the
-// gateway may ask, asks the user of session ss (nil: the session is not known, nobody is asked).
-func (g *Gateway) checkCall(ctx context.Context, ss *mcp.ServerSession, step *guard.Step, stage guard.Stage) (*mcp.CallToolResult, error) {
+// gateway may ask, asks the user of session ss (nil: the session is not known, nobody is asked). p is the
+// call as the client sent it: a client of protocol 2026-07-28 or later is asked by an input request in the
+// call's result (MCP's multi round-trip requests, SEP-2322), and its answer comes back in p on the retry.
+func (g *Gateway) checkCall(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw, step *guard.Step, stage guard.Stage) (*mcp.CallToolResult, error) {
 	err := g.gd.CheckStep(ctx, step, stage)
 	if err != nil && g.opts.Approvals != nil && g.opts.Approvals.Decider != nil {
 		var ar *client.ApprovalRequiredError
-		if errors.As(err, &ar) && ar.Status == guard.ApprovalRequired && ar.Approval.ID != "" && canElicit(ss) {
-			err = g.askApproval(ctx, ss, step, stage, ar)
+		if errors.As(err, &ar) && ar.Status == guard.ApprovalRequired && ar.Approval.ID != "" {
+			switch {
+			case ss == nil:
+			case inputRequestsProtocol(ss, p):
+				// The question can only be asked before the tool runs: the client retries the whole call.
+				if stage == guard.StagePre && inputRequestsElicit(p) {
+					if ans, answered := g.answerIn(p, ar); answered {
+						err = g.recordAnswer(ctx, ss, p, step, stage, ar, ans)
+					} else {
+						return g.inputRequest(step, stage, ar), nil
+					}
+				}
+			case canElicit(ss):
+				err = g.askApproval(ctx, ss, step, stage, ar)
+			}
 		}
 	}
 	return g.answer(ctx, step, stage, err)
 }
 
 // canElicit reports whether the client of ss announced form elicitation (an empty elicitation capability
-// means form, as the SDK reads it) in a version of the session protocol.
+// means form, as the SDK reads it) in a version of the session protocol (server-initiated requests).
 func canElicit(ss *mcp.ServerSession) bool {
-	if ss == nil {
-		return false
-	}
 	ip := ss.InitializeParams()
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil || ip.ProtocolVersion >= newProtocolVersion {
 		return false
@@ -93,34 +105,83 @@ func canElicit(ss *mcp.ServerSession) bool {
 	return e.Form != nil || e.URL == nil
 }
 
+// inputRequestsProtocol reports whether the call is of protocol 2026-07-28 or later, which asks the client
+// by input requests in results instead of server-initiated requests.
+func inputRequestsProtocol(ss *mcp.ServerSession, p *mcp.CallToolParamsRaw) bool {
+	if p != nil {
+		if v, ok := p.Meta[mcp.MetaKeyProtocolVersion].(string); ok {
+			return v >= newProtocolVersion
+		}
+	}
+	ip := ss.InitializeParams()
+	return ip != nil && ip.ProtocolVersion >= newProtocolVersion
+}
+
+// inputRequestsElicit reports whether the call's client announced form elicitation in its per-request
+// capabilities (protocol 2026-07-28 and later).
+func inputRequestsElicit(p *mcp.CallToolParamsRaw) bool {
+	if p == nil {
+		return false
+	}
+	b, err := json.Marshal(p.Meta[mcp.MetaKeyClientCapabilities])
+	if err != nil {
+		return false
+	}
+	var caps struct {
+		Elicitation *struct {
+			Form json.RawMessage `json:"form"`
+			URL  json.RawMessage `json:"url"`
+		} `json:"elicitation"`
+	}
+	if json.Unmarshal(b, &caps) != nil || caps.Elicitation == nil {
+		return false
+	}
+	return caps.Elicitation.Form != nil || caps.Elicitation.URL == nil
+}
+
 // elicitSchema is the form of the question: no field is required, an optional comment is recorded with
 // the decision.
 var elicitSchema = json.RawMessage(`{"type":"object","properties":{"comment":{"type":"string","title":"Comment",` +
 	`"description":"Optional: recorded with your decision in guard's approval history","maxLength":2000}}}`)
 
-// askApproval asks the user to decide request ar and records the answer (see above). It returns the
-// stage's error after the answer: nil when the call may go on, a refusal otherwise.
+// elicitParams is the question about request ar.
+func elicitParams(step *guard.Step, stage guard.Stage, ar *client.ApprovalRequiredError) *mcp.ElicitParams {
+	return &mcp.ElicitParams{Mode: "form", Message: elicitMessage(step, stage, ar), RequestedSchema: elicitSchema}
+}
+
+// askApproval asks the user to decide request ar by a server-initiated elicitation and records the answer
+// (see above). It returns the stage's error after the answer: nil when the call may go on, a refusal
+// otherwise.
 func (g *Gateway) askApproval(ctx context.Context, ss *mcp.ServerSession, step *guard.Step, stage guard.Stage, ar *client.ApprovalRequiredError) error {
 	timeout := g.opts.Approvals.Timeout
 	if timeout <= 0 {
 		timeout = DefaultElicitTimeout
 	}
-	log := g.log.With(zap.String("tool", step.Name), zap.String("stage", string(stage)), zap.String("approval_id", ar.Approval.ID))
 	ectx, cancel := context.WithTimeout(ctx, timeout)
-	res, err := ss.Elicit(ectx, &mcp.ElicitParams{Mode: "form", Message: elicitMessage(step, stage, ar), RequestedSchema: elicitSchema})
+	res, err := ss.Elicit(ectx, elicitParams(step, stage, ar))
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		log.Info("the user was asked to approve the call but gave no answer; the request stays pending", zap.Error(err))
+		g.log.Info("the user was asked to approve the call but gave no answer; the request stays pending", zap.String("tool", step.Name),
+			zap.String("approval_id", ar.Approval.ID), zap.Error(err))
 		return ar
 	}
+	return g.recordAnswer(ctx, ss, nil, step, stage, ar, res)
+}
+
+// recordAnswer records the user's answer res to the question about request ar and returns the stage's error
+// after it: accept approves the request and checks the step again (with the grant, which the client
+// remembers); decline rejects it; cancel leaves it pending.
+func (g *Gateway) recordAnswer(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw, step *guard.Step, stage guard.Stage, ar *client.ApprovalRequiredError, res *mcp.ElicitResult) error {
+	log := g.log.With(zap.String("tool", step.Name), zap.String("stage", string(stage)), zap.String("approval_id", ar.Approval.ID))
 	comment, _ := res.Content["comment"].(string)
+	who := clientName(ss, p)
 	switch res.Action {
 	case "accept":
 		if comment == "" {
-			comment = "Allowed once in the MCP client" + clientName(ss)
+			comment = "Allowed once in the MCP client" + who
 		}
 		if err := g.opts.Approvals.Decider.DecideApproval(ctx, ar.Approval.ID, true, comment); err != nil && !decidedAlready(err) {
 			log.Warn("the user allowed the call but the approval could not be recorded; the request stays pending", zap.Error(err))
@@ -131,7 +192,7 @@ func (g *Gateway) askApproval(ctx context.Context, ss *mcp.ServerSession, step *
 		return g.gd.CheckStep(ctx, step, stage)
 	case "decline":
 		if comment == "" {
-			comment = "Declined in the MCP client" + clientName(ss)
+			comment = "Declined in the MCP client" + who
 		}
 		if err := g.opts.Approvals.Decider.DecideApproval(ctx, ar.Approval.ID, false, comment); err != nil && !decidedAlready(err) {
 			log.Warn("the user declined the call but the rejection could not be recorded; the request stays pending", zap.Error(err))
@@ -153,12 +214,26 @@ func decidedAlready(err error) bool {
 	return errors.As(err, &ae) && ae.Status == 409
 }
 
-// clientName is " (<the MCP client's name>)" when the client said its name at initialize, else "".
-func clientName(ss *mcp.ServerSession) string {
-	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil && ip.ClientInfo.Name != "" {
-		return fmt.Sprintf(" (%s)", ip.ClientInfo.Name)
+// clientName is " (<the MCP client's name>)" when the client said its name (at initialize, or in the
+// call's _meta from protocol 2026-07-28 on), else "".
+func clientName(ss *mcp.ServerSession, p *mcp.CallToolParamsRaw) string {
+	name := ""
+	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+		name = ip.ClientInfo.Name
 	}
-	return ""
+	if p != nil {
+		var info mcp.Implementation
+		if b, err := json.Marshal(p.Meta[mcp.MetaKeyClientInfo]); err == nil && json.Unmarshal(b, &info) == nil && info.Name != "" {
+			name = info.Name
+		}
+	}
+	if name == "" {
+		return ""
+	}
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	return fmt.Sprintf(" (%s)", name)
 }
 
 // elicitMessage is the question: which tool, with what, which control asks and why.
@@ -207,3 +282,7 @@ func runSession(ctx context.Context, srv *mcp.Server, t *fastTransport) error {
 		return err
 	}
 }
+
+// SetApprovals sets Options.Approvals after Connect (the decider may need the agent the gateway's tools
+// registered). Call it before Server: calls read it without a lock.
+func (g *Gateway) SetApprovals(a *ElicitApprovals) { g.opts.Approvals = a }

@@ -43,6 +43,7 @@ type mcpFlags struct {
 	remoteEval   bool
 	connectLimit time.Duration
 	noControls   string
+	askTimeout   time.Duration
 	command      []string
 }
 
@@ -68,6 +69,7 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	fs.DurationVar(&f.refresh, "refresh", client.DefaultRefreshInterval, "how often the controls are refreshed from the server (0: never)")
 	fs.BoolVar(&f.remoteEval, "remote-eval", false, "evaluate the server's controls by POST /evaluation on each call instead of in-process")
 	fs.DurationVar(&f.connectLimit, "connect-timeout", 60*time.Second, "bound on starting the upstream and listing its tools")
+	fs.DurationVar(&f.askTimeout, "ask-timeout", mcpgateway.DefaultElicitTimeout, "with $"+envMCPApproverKey+": how long a refused call waits for the user's answer in the MCP client")
 	fs.StringVar(&f.noControls, "no-controls", noControlsAllow, "when neither the server nor a controls file gives controls at start: allow (calls go unchecked until the server is reached), deny (every call is denied until then) or refuse (exit with an error)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s\n", mcpUsage)
@@ -90,8 +92,8 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 		return nil, fmt.Errorf("mcp: --conflict-mode must be %q or %q", guard.ConflictOverwrite, guard.ConflictStrict)
 	case f.noControls != noControlsAllow && f.noControls != noControlsDeny && f.noControls != noControlsRefuse:
 		return nil, fmt.Errorf("mcp: --no-controls must be %q, %q or %q", noControlsAllow, noControlsDeny, noControlsRefuse)
-	case f.callTimeout < 0 || f.refresh < 0 || f.connectLimit <= 0:
-		return nil, errors.New("mcp: --call-timeout and --refresh must not be negative, --connect-timeout must be positive")
+	case f.callTimeout < 0 || f.refresh < 0 || f.connectLimit <= 0 || f.askTimeout <= 0:
+		return nil, errors.New("mcp: --call-timeout and --refresh must not be negative, --connect-timeout and --ask-timeout must be positive")
 	}
 	if _, err := guard.NormalizeAgentName(f.agent); err != nil {
 		return nil, fmt.Errorf("mcp: --agent: %w", err)
@@ -144,6 +146,9 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 		return err
 	}
 	defer closeGuard()
+	if err := askApprovals(env, f, g, gd, logger); err != nil {
+		return err
+	}
 	src := client.SourceFile
 	if cs, ok := gd.(mcpgateway.ControlSourcer); ok {
 		src = cs.ControlSource()
