@@ -34,7 +34,7 @@ func TestApprovalAnswerIn(t *testing.T) {
 		{"the state for another tool", &mcp.CallToolParamsRaw{Name: "create_repo", InputResponses: accept, RequestState: asked.RequestState}, false},
 		{"no answer", &mcp.CallToolParamsRaw{Name: "delete_repo", RequestState: asked.RequestState}, false},
 		{"an answer of another kind", &mcp.CallToolParamsRaw{Name: "delete_repo", RequestState: asked.RequestState,
-			InputResponses: mcp.InputResponseMap{approvalInputKey: &mcp.ListRootsResult{}}}, false},
+			InputResponses: mcp.InputResponseMap{approvalInputKey: &mcp.CreateMessageWithToolsResult{}}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, ok := g.answerIn(tc.p, ar); ok != tc.answer {
