@@ -33,8 +33,8 @@ func TestApprovalAnswerIn(t *testing.T) {
 		{"the state of another request", &mcp.CallToolParamsRaw{Name: "delete_repo", InputResponses: accept, RequestState: other.RequestState}, false},
 		{"the state for another tool", &mcp.CallToolParamsRaw{Name: "create_repo", InputResponses: accept, RequestState: asked.RequestState}, false},
 		{"no answer", &mcp.CallToolParamsRaw{Name: "delete_repo", RequestState: asked.RequestState}, false},
-		{"an answer of another kind", &mcp.CallToolParamsRaw{Name: "delete_repo", RequestState: asked.RequestState,
-			InputResponses: mcp.InputResponseMap{approvalInputKey: &mcp.CreateMessageWithToolsResult{}}}, false},
+		{"a null answer", &mcp.CallToolParamsRaw{Name: "delete_repo", RequestState: asked.RequestState,
+			InputResponses: mcp.InputResponseMap{approvalInputKey: (*mcp.ElicitResult)(nil)}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, ok := g.answerIn(tc.p, ar); ok != tc.answer {
