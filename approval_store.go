@@ -19,7 +19,8 @@ const (
 	ApprovalPending  = "pending"
 	ApprovalApproved = "approved"
 	ApprovalRejected = "rejected"
-	// ApprovalExpired is a pending request past its expiry: read, never stored.
+	// ApprovalExpired is a pending request past its expiry. It is stored only when a new request of the
+	// same step replaces it (one pending request per step, migration 00013); otherwise it is read so.
 	ApprovalExpired = "expired"
 )
 
@@ -46,7 +47,10 @@ type ApprovalRecord struct {
 	TTL       time.Duration `json:"-"`
 	DecidedAt *time.Time    `json:"decided_at,omitempty"`
 	// DecidedBy identifies the key that decided (a key fingerprint, docs/approvals.md).
-	DecidedBy      string     `json:"decided_by,omitempty"`
+	DecidedBy string `json:"decided_by,omitempty"`
+	// DecidedVia is how the decision was made, as the deciding key said: DecidedViaMCPElicitation, or ""
+	// (the API, the CLI, the dashboard).
+	DecidedVia     string     `json:"decided_via,omitempty"`
 	Comment        string     `json:"comment,omitempty"`
 	GrantExpiresAt *time.Time `json:"grant_expires_at,omitempty"`
 	UsedAt         *time.Time `json:"used_at,omitempty"`
@@ -72,8 +76,14 @@ type ApprovalDecision struct {
 	Approve   bool
 	Comment   string
 	DecidedBy string
-	At        time.Time
+	// Via is how the decision was made (ApprovalRecord.DecidedVia).
+	Via string
+	At  time.Time
 }
+
+// DecidedViaMCPElicitation is the DecidedVia of a decision the user of an MCP client made when the guard
+// MCP gateway asked them (MCP elicitation) and recorded with its approver key (docs/approvals.md).
+const DecidedViaMCPElicitation = "mcp_elicitation"
 
 // ApprovalStore keeps approval requests and consumes their grants. The store package implements it over
 // SQLite and PostgreSQL.

@@ -194,6 +194,9 @@ func applyRedaction(step *guard.Step, res *guard.Result) bool {
 // HTTP call has its own timeout); ectx carries the stage's one in-process evaluation deadline.
 func (a *Agent) evaluateServer(ctx, ectx context.Context, p *policy, step *guard.Step, stage guard.Stage, cfg *protectConfig) (*guard.Result, error) {
 	local := a.s.LocalServerControls || time.Now().UnixNano() < a.evalDownUntil.Load() || !a.registered.Load()
+	if local && a.approvalAtServer(step, nil) {
+		local = false // only the server consumes a grant (approval_local.go)
+	}
 	if !local {
 		res, err := a.api.Evaluate(ctx, a.name, *step, stage)
 		if err == nil {
@@ -217,6 +220,14 @@ func (a *Agent) evaluateServer(ctx, ectx context.Context, p *policy, step *guard
 	res, err := p.srv.Evaluate(ectx, step, stage)
 	if err != nil {
 		return nil, err
+	}
+	if a.approvalAtServer(step, res) {
+		// Only the server opens approval requests (approval_local.go).
+		if sres, err := a.api.Evaluate(ctx, a.name, *step, stage); err == nil {
+			applyRedaction(step, sres)
+			a.observe(ctx, step, stage, cfg, sres, false)
+			return sres, nil
+		}
 	}
 	applyRedaction(step, res)
 	a.observe(ctx, step, stage, cfg, res, true)

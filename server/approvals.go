@@ -250,12 +250,18 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 type decisionRequest struct {
 	Decision string  `json:"decision"`
 	Comment  *string `json:"comment"`
+	Via      *string `json:"via"` // how the decision was made, as the deciding key says (decisionVias)
 }
+
+// decisionVias are the values of a decision's via: "api" (the default: the API, the CLI, the dashboard,
+// stored as "") and guard.DecidedViaMCPElicitation.
+var decisionVias = map[string]string{"api": "", guard.DecidedViaMCPElicitation: guard.DecidedViaMCPElicitation}
 
 // maxDecisionComment bounds a decision's comment.
 const maxDecisionComment = 2000
 
-// decideApproval is POST /api/v1/approvals/{approval_id} {decision: approve|reject, comment?}, admin key.
+// decideApproval is POST /api/v1/approvals/{approval_id} {decision: approve|reject, comment?, via?}: an admin
+// key, or a key with the approve permission (levelApprove), within its agents.
 func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 	as, ok := s.approvalStore(w, r)
 	if !ok {
@@ -281,6 +287,14 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 			probs = append(probs, guard.Problem{Field: "comment", Code: "too_long", Message: "must be at most 2000 characters"})
 		}
 	}
+	via := ""
+	if req.Via != nil {
+		v, ok := decisionVias[*req.Via]
+		if !ok {
+			probs = append(probs, guard.Problem{Field: "via", Code: "enum", Message: "must be one of api, " + guard.DecidedViaMCPElicitation})
+		}
+		via = v
+	}
 	if len(probs) > 0 {
 		s.writeErr(w, r, problem.Validation("the decision is not valid", probs...))
 		return
@@ -290,7 +304,7 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec, err := as.DecideApproval(r.Context(), r.PathValue("approval_id"), guard.ApprovalDecision{
-		Approve: req.Decision == "approve", Comment: comment, DecidedBy: s.deciderIdentity(r), At: time.Now()})
+		Approve: req.Decision == "approve", Comment: comment, DecidedBy: s.deciderIdentity(r), Via: via, At: time.Now()})
 	if err != nil {
 		s.writeErr(w, r, approvalErr(err))
 		return

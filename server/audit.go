@@ -407,7 +407,8 @@ func approvalAuditEntry(e guard.AuditEntry, body []byte) guard.AuditEntry {
 	}
 	e.Changes = []string{"~ status: \"pending\" -> \"" + rec.Status + "\""}
 	detail, err := json.Marshal(map[string]any{"approval_id": rec.ID, "payload_hash": rec.PayloadHash,
-		"step_type": rec.StepType, "step_name": rec.StepName, "stage": rec.Stage, "comment": rec.Comment})
+		"step_type": rec.StepType, "step_name": rec.StepName, "stage": rec.Stage, "comment": rec.Comment,
+		"decided_via": rec.DecidedVia})
 	if err == nil {
 		e.Detail = detail
 	}

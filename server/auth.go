@@ -22,6 +22,7 @@ const (
 	levelPublic  level = iota // no key
 	levelRuntime              // regular or admin key
 	levelAdmin                // admin key
+	levelApprove              // admin key, or a key with the approve permission (deciding approval requests)
 )
 
 func (l level) String() string {
@@ -30,6 +31,8 @@ func (l level) String() string {
 		return "public"
 	case levelRuntime:
 		return "runtime"
+	case levelApprove:
+		return "approve"
 	}
 	return "admin"
 }
@@ -90,7 +93,7 @@ func newAuthenticator(enabled bool, regular, admin []string, named []Key) (*auth
 			}
 			d = b
 		}
-		if err := add(&keyEntry{name: k.Name, digest: d, admin: k.Admin, scope: newKeyScope(k.Agents)}); err != nil {
+		if err := add(&keyEntry{name: k.Name, digest: d, admin: k.Admin, approve: k.Approve, scope: newKeyScope(k.Agents)}); err != nil {
 			return nil, err
 		}
 	}
@@ -137,7 +140,13 @@ func (a *authenticator) wrap(l level, h http.Handler) http.Handler {
 			noteRole(w, roleAdmin, e.name)
 		default:
 			noteRole(w, roleRegular, e.name)
-			if l != levelRuntime {
+			switch {
+			case l == levelRuntime, l == levelApprove && e.approve:
+			case l == levelApprove:
+				problem.Write(w, r, nil, problem.New(http.StatusForbidden, problem.CodeAuthInsufficient,
+					"deciding an approval request needs an admin API key or a key with the approve permission"))
+				return
+			default:
 				problem.Write(w, r, nil, problem.New(http.StatusForbidden, problem.CodeAuthInsufficient,
 					"this operation needs an admin API key"))
 				return

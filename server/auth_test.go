@@ -56,7 +56,7 @@ func TestAuthTable(t *testing.T) {
 				want = problem.CodeAuthMissingKey
 			case k.name == "bad":
 				want = problem.CodeAuthInvalidKey
-			case k.name == "regular" && rt.level == levelAdmin:
+			case k.name == "regular" && (rt.level == levelAdmin || rt.level == levelApprove):
 				want = problem.CodeAuthInsufficient
 			}
 			if want == "" {
@@ -100,6 +100,7 @@ func TestAuthLevels(t *testing.T) {
 		"GET /api/v1/control-templates":                                 levelRuntime,
 		"GET /api/v1/control-templates/{template_name}":                 levelRuntime,
 		"POST /api/v1/control-templates/{template_name}/render":         levelAdmin,
+		"POST /api/v1/approvals/{approval_id}":                          levelApprove,
 	}
 	// A replay job's result holds captured step content (samples), and so do the captured steps read back:
 	// both are read with the admin key, the only GETs under /api/v1 that are not at the runtime level.

@@ -14,13 +14,16 @@ import (
 // Key is one named API key of a key file (GUARD_API_KEYS_FILE, docs/operations.md "Named and scoped
 // keys"). The secret is given either in plaintext (Key) or as the hex SHA-256 digest of the plaintext
 // (SHA256), so that the file need not hold the secret itself. Agents limits the key to the agents it
-// names (exact names or path.Match patterns such as "team-a-*"); no Agents is a global key.
+// names (exact names or path.Match patterns such as "team-a-*"); no Agents is a global key. Approve lets a
+// key that is not an admin key decide the approval requests of its agents (POST /approvals/{id}) besides
+// the runtime and read routes: the key of a guard MCP gateway that asks its user (docs/approvals.md).
 type Key struct {
-	Name   string   `json:"name"`
-	Key    string   `json:"key,omitempty"`
-	SHA256 string   `json:"sha256,omitempty"`
-	Admin  bool     `json:"admin,omitempty"`
-	Agents []string `json:"agents,omitempty"`
+	Name    string   `json:"name"`
+	Key     string   `json:"key,omitempty"`
+	SHA256  string   `json:"sha256,omitempty"`
+	Admin   bool     `json:"admin,omitempty"`
+	Approve bool     `json:"approve,omitempty"`
+	Agents  []string `json:"agents,omitempty"`
 }
 
 // keyFile is the document of a key file.
@@ -161,10 +164,11 @@ func (sc *keyScope) allows(name string) bool {
 
 // keyEntry is one configured key: its digest and what it may do.
 type keyEntry struct {
-	name   string
-	digest []byte
-	admin  bool
-	scope  *keyScope // nil: every agent
+	name    string
+	digest  []byte
+	admin   bool
+	approve bool      // may decide approval requests (levelApprove) without being an admin key
+	scope   *keyScope // nil: every agent
 }
 
 // identityKey is the context key of the *keyEntry that authenticated a request.

@@ -76,7 +76,7 @@ func (s *Server) routes() []route {
 		// that waits for it (runtime); deciding takes the admin key.
 		f("GET", apiPrefix+"/approvals", levelRuntime, s.listApprovals),
 		f("GET", apiPrefix+"/approvals/{approval_id}", levelRuntime, s.getApproval),
-		f("POST", apiPrefix+"/approvals/{approval_id}", levelAdmin, s.decideApproval),
+		f("POST", apiPrefix+"/approvals/{approval_id}", levelApprove, s.decideApproval),
 
 		// The reference implementation's policies: absent here, with a 404 that says why (any method).
 		// Public, like any unknown route: the answer reveals nothing.

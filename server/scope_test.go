@@ -242,7 +242,7 @@ func TestScopedKeyEveryRoute(t *testing.T) {
 					}
 					continue
 				}
-				admin := rt.level == levelAdmin
+				admin := rt.level == levelAdmin || rt.level == levelApprove
 				switch {
 				case admin && key == f.scopedKey:
 					if r.Code != 403 {

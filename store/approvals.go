@@ -17,7 +17,7 @@ import (
 var _ guard.ApprovalStore = (*Store)(nil)
 
 const approvalCols = `id, agent_name, control_id, control_version, control_name, step_type, step_name, stage, payload_hash,
-	step, message, approvers, status, ttl_seconds, created_at, expires_at, decided_at, decided_by, comment,
+	step, message, approvers, status, ttl_seconds, created_at, expires_at, decided_at, decided_by, decided_via, comment,
 	grant_expires_at, used_at, used_execution_id`
 
 // approvalRow is a row of approvals.
@@ -40,6 +40,7 @@ type approvalRow struct {
 	ExpiresAt       int64         `db:"expires_at"`
 	DecidedAt       sql.NullInt64 `db:"decided_at"`
 	DecidedBy       string        `db:"decided_by"`
+	DecidedVia      string        `db:"decided_via"`
 	Comment         string        `db:"comment"`
 	GrantExpiresAt  sql.NullInt64 `db:"grant_expires_at"`
 	UsedAt          sql.NullInt64 `db:"used_at"`
@@ -59,7 +60,7 @@ func (r *approvalRow) record(nowUS int64) guard.ApprovalRecord {
 		ControlName: r.ControlName, StepType: r.StepType, StepName: r.StepName, Stage: guard.Stage(r.Stage),
 		PayloadHash: r.PayloadHash, Step: json.RawMessage(r.Step), Message: r.Message, Status: r.Status,
 		CreatedAt: toTime(r.CreatedAt), ExpiresAt: toTime(r.ExpiresAt), TTL: time.Duration(r.TTLSeconds) * time.Second,
-		DecidedAt: optTime(r.DecidedAt), DecidedBy: r.DecidedBy, Comment: r.Comment,
+		DecidedAt: optTime(r.DecidedAt), DecidedBy: r.DecidedBy, DecidedVia: r.DecidedVia, Comment: r.Comment,
 		GrantExpiresAt: optTime(r.GrantExpiresAt), UsedAt: optTime(r.UsedAt), UsedExecutionID: r.UsedExecutionID}
 	if rec.Status == guard.ApprovalPending && r.ExpiresAt <= nowUS {
 		rec.Status = guard.ApprovalExpired
@@ -96,11 +97,12 @@ func (s *Store) OpenApproval(ctx context.Context, rec guard.ApprovalRecord) (gua
 	}
 	created := false
 	err := s.writeTx(ctx, func(tx *sqlx.Tx) error {
+		// The step's pending request, unexpired: a retry gets it back.
+		binding := `agent_name = ? AND control_id = ? AND control_version = ? AND step_type = ? AND step_name = ?
+			AND stage = ? AND payload_hash = ? AND status = 'pending'`
+		args := []any{row.AgentName, row.ControlID, row.ControlVersion, row.StepType, row.StepName, row.Stage, row.PayloadHash}
 		var prev approvalRow
-		err := tx.GetContext(ctx, &prev, s.q(`SELECT `+approvalCols+` FROM approvals WHERE agent_name = ? AND control_id = ?
-			AND payload_hash = ? AND control_version = ? AND step_type = ? AND step_name = ? AND stage = ?
-			AND status = 'pending' AND expires_at > ? ORDER BY created_at DESC LIMIT 1`),
-			row.AgentName, row.ControlID, row.PayloadHash, row.ControlVersion, row.StepType, row.StepName, row.Stage, nowUS)
+		err := tx.GetContext(ctx, &prev, s.q(`SELECT `+approvalCols+` FROM approvals WHERE `+binding+` AND expires_at > ?`), append(args, nowUS)...)
 		switch {
 		case err == nil:
 			row = prev
@@ -108,12 +110,25 @@ func (s *Store) OpenApproval(ctx context.Context, rec guard.ApprovalRecord) (gua
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		created = true
-		_, err = tx.NamedExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES (:id, :agent_name, :control_id,
+		// One pending request per step (the partial unique index of migration 00013): an expired one leaves
+		// it first, stored as expired.
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET status = 'expired' WHERE `+binding+` AND expires_at <= ?`), append(args, nowUS)...); err != nil {
+			return err
+		}
+		res, err := tx.NamedExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES (:id, :agent_name, :control_id,
 			:control_version, :control_name, :step_type, :step_name, :stage, :payload_hash, :step, :message, :approvers,
-			:status, :ttl_seconds, :created_at, :expires_at, :decided_at, :decided_by, :comment, :grant_expires_at,
-			:used_at, :used_execution_id)`, row)
-		return err
+			:status, :ttl_seconds, :created_at, :expires_at, :decided_at, :decided_by, :decided_via, :comment, :grant_expires_at,
+			:used_at, :used_execution_id) ON CONFLICT DO NOTHING`, row)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			created = err == nil
+			return err
+		}
+		// Another replica opened the step's request at the same moment (PostgreSQL waited for its commit):
+		// that one is the request.
+		return tx.GetContext(ctx, &row, s.q(`SELECT `+approvalCols+` FROM approvals WHERE `+binding), args...)
 	})
 	if err != nil {
 		return guard.ApprovalRecord{}, false, err
@@ -156,7 +171,7 @@ func (s *Store) ListApprovals(ctx context.Context, q guard.ApprovalQuery) ([]gua
 	case guard.ApprovalPending:
 		where, args = where+` AND status = 'pending' AND expires_at > ?`, append(args, nowUS)
 	case guard.ApprovalExpired:
-		where, args = where+` AND status = 'pending' AND expires_at <= ?`, append(args, nowUS)
+		where, args = where+` AND (status = 'expired' OR (status = 'pending' AND expires_at <= ?))`, append(args, nowUS)
 	case guard.ApprovalApproved, guard.ApprovalRejected:
 		where, args = where+` AND status = ?`, append(args, q.Status)
 	default:
@@ -195,10 +210,10 @@ func (s *Store) DecideApproval(ctx context.Context, id string, d guard.ApprovalD
 	var n int64
 	err := s.writeTx(ctx, func(tx *sqlx.Tx) error {
 		// The grant runs for the request's TTL from the decision (NULL for a rejection).
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, comment = ?,
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, decided_via = ?, comment = ?,
 			grant_expires_at = CASE WHEN ? THEN ? + CAST(ttl_seconds AS BIGINT) * 1000000 ELSE NULL END
 			WHERE id = ? AND status = 'pending' AND expires_at > ?`),
-			status, atUS, clean(d.DecidedBy), clean(d.Comment), d.Approve, atUS, id, atUS)
+			status, atUS, clean(d.DecidedBy), clean(d.Via), clean(d.Comment), d.Approve, atUS, id, atUS)
 		if err != nil {
 			return err
 		}

@@ -49,7 +49,7 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 	}
 	cs := &callState{step: guard.Step{Type: StepType, Name: name, Input: args, Context: g.sessionContext(ss)}} // one allocation for both
 	step := &cs.step
-	if res, err := g.check(ctx, step, guard.StagePre); res != nil || err != nil {
+	if res, err := g.checkCall(ctx, ss, p, step, guard.StagePre); res != nil || err != nil {
 		return res, nil, err
 	}
 
@@ -60,7 +60,10 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 		defer cancel()
 	}
 	fwd := &cs.fwd
-	*fwd = mcp.CallToolParams{Meta: upstreamMeta(p.Meta), Name: name, InputResponses: p.InputResponses, RequestState: p.RequestState}
+	*fwd = mcp.CallToolParams{Meta: upstreamMeta(p.Meta), Name: name}
+	if p.InputResponses != nil || p.RequestState != "" {
+		fwd.InputResponses, fwd.RequestState = upstreamInput(p) // without the gateway's own question (elicit_input.go)
+	}
 	if len(p.Arguments) > 0 {
 		fwd.Arguments = p.Arguments // as the client sent them, byte for byte
 	}
@@ -91,7 +94,7 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 		step.Context = map[string]any{UncheckedKey: kinds}
 	}
 	checked := step.Output
-	if blocked, err := g.check(ctx, step, guard.StagePost); blocked != nil || err != nil {
+	if blocked, err := g.checkCall(ctx, ss, p, step, guard.StagePost); blocked != nil || err != nil {
 		return blocked, nil, err
 	}
 	if replaced(checked, step.Output) {
@@ -112,7 +115,11 @@ type callState struct {
 // and an MCP error when the evaluation itself failed (the call is then not forwarded, or its result is
 // withheld: guard fails closed on its own errors, as Protect does).
 func (g *Gateway) check(ctx context.Context, step *guard.Step, stage guard.Stage) (*mcp.CallToolResult, error) {
-	err := g.gd.CheckStep(ctx, step, stage)
+	return g.answer(ctx, step, stage, g.gd.CheckStep(ctx, step, stage))
+}
+
+// answer is what check answers for the stage's error err.
+func (g *Gateway) answer(ctx context.Context, step *guard.Step, stage guard.Stage, err error) (*mcp.CallToolResult, error) {
 	if err == nil {
 		return nil, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,7 +34,8 @@ const newProtocolVersion = "2026-07-28"
 // fastTransport wraps the transport of a client session for Gateway.Run.
 type fastTransport struct {
 	mcp.Transport
-	g *Gateway
+	g    *Gateway
+	conn *fastConn // set by Connect
 }
 
 // Connect implements mcp.Transport.
@@ -46,6 +48,7 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	// Under the gateway's handlers context, so that a call's context is also the handler context the SDK's
 	// path gets from handlerContext, without joining two contexts on every call.
 	fc.ctx, fc.cancel = context.WithCancel(t.g.handlers)
+	t.conn = fc
 	if lc, ok := c.(*lineConn); ok {
 		lc.setLineTaker(fc.takeLine)
 		lc.setInterceptor(fc.intercept)
@@ -57,6 +60,7 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 type fastConn struct {
 	mcp.Connection // Write and SessionID are the connection's (Read and Close below)
 	g              *Gateway
+	session        atomic.Pointer[mcp.ServerSession] // the SDK's session of this connection (runSession): fast calls ask its user (elicit.go)
 
 	ctx    context.Context // fast calls run under it; ended by Close, the end of the input, the gateway's handlers
 	cancel context.CancelFunc
@@ -243,7 +247,7 @@ func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
 		cancel()
 	}()
 	c.g.fastServed.Add(1)
-	res, raw, err := c.g.callToolRaw(ctx, nil, p.name, &mcp.CallToolParamsRaw{Name: p.name, Arguments: p.args, Meta: p.meta})
+	res, raw, err := c.g.callToolRaw(ctx, c.session.Load(), p.name, &mcp.CallToolParamsRaw{Name: p.name, Arguments: p.args, Meta: p.meta})
 	if ctx.Err() != nil || c.g.handlers.Err() != nil {
 		return
 	}

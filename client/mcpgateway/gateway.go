@@ -58,6 +58,9 @@ type Options struct {
 	// ToolLabels overrides the session labels the tools' annotations give their steps (annotations.go);
 	// nil maps every tool's annotations.
 	ToolLabels *ToolLabels
+	// Approvals, when set, makes the gateway ask the user of a client with elicitation to decide the
+	// approval requests of refused calls (elicit.go); nil: such calls get a tool error naming the request.
+	Approvals *ElicitApprovals
 }
 
 // DefaultProtocolVersion is the MCP version the gateway asks an upstream for by default: 2025-11-25, the

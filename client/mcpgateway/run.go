@@ -28,7 +28,7 @@ func (g *Gateway) Run(ctx context.Context, t mcp.Transport) error {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	served := make(chan error, 1)
-	go func() { served <- srv.Run(runCtx, &fastTransport{Transport: t, g: g}) }()
+	go func() { served <- runSession(runCtx, srv, &fastTransport{Transport: t, g: g}) }()
 	select {
 	case err := <-served:
 		return err

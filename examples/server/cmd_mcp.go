@@ -47,6 +47,7 @@ type mcpFlags struct {
 	sets         settings
 	toolLabels   string
 	rendered     []guard.Control // the controls of the templates, rendered before the upstream starts
+	askTimeout   time.Duration
 	command      []string
 }
 
@@ -72,6 +73,7 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	fs.DurationVar(&f.refresh, "refresh", client.DefaultRefreshInterval, "how often the controls are refreshed from the server (0: never)")
 	fs.BoolVar(&f.remoteEval, "remote-eval", false, "evaluate the server's controls by POST /evaluation on each call instead of in-process")
 	fs.DurationVar(&f.connectLimit, "connect-timeout", 60*time.Second, "bound on starting the upstream and listing its tools")
+	fs.DurationVar(&f.askTimeout, "ask-timeout", mcpgateway.DefaultElicitTimeout, "with $"+envMCPApproverKey+": how long a refused call waits for the user's answer in the MCP client")
 	fs.StringVar(&f.noControls, "no-controls", noControlsAllow, "when neither the server nor a controls file gives controls at start: allow (calls go unchecked until the server is reached), deny (every call is denied until then) or refuse (exit with an error)")
 	fs.Var(&f.templates, "template", "a control template to evaluate in the gateway, without a server (repeatable; guard template list shows them), e.g. rule-of-two")
 	fs.Var(&f.sets, "set", "a parameter of the --template(s): KEY=VALUE, as guard template render takes it (repeatable)")
@@ -101,8 +103,8 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 		return nil, errors.New("mcp: --template evaluates in the gateway, without a server: drop --server, or render the template for the server's agent (guard template render NAME | guard apply -)")
 	case len(f.sets) > 0 && len(f.templates) == 0:
 		return nil, errors.New("mcp: --set gives parameters of a --template")
-	case f.callTimeout < 0 || f.refresh < 0 || f.connectLimit <= 0:
-		return nil, errors.New("mcp: --call-timeout and --refresh must not be negative, --connect-timeout must be positive")
+	case f.callTimeout < 0 || f.refresh < 0 || f.connectLimit <= 0 || f.askTimeout <= 0:
+		return nil, errors.New("mcp: --call-timeout and --refresh must not be negative, --connect-timeout and --ask-timeout must be positive")
 	}
 	if _, err := guard.NormalizeAgentName(f.agent); err != nil {
 		return nil, fmt.Errorf("mcp: --agent: %w", err)
@@ -167,6 +169,9 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 		return err
 	}
 	defer closeGuard()
+	if err := askApprovals(env, f, g, gd, logger); err != nil {
+		return err
+	}
 	src := client.SourceFile
 	if cs, ok := gd.(mcpgateway.ControlSourcer); ok {
 		src = cs.ControlSource()

@@ -44,7 +44,7 @@ export async function approvalView(el, id) {
     a.approvers && a.approvers.length ? ['Approvers', a.approvers.join(', ')] : null,
     ['Opened', fmtTime(a.created_at)],
     ['Expires', fmtTime(a.expires_at)],
-    a.decided_at ? ['Decided', `${fmtTime(a.decided_at)} by ${a.decided_by}`] : null,
+    a.decided_at ? ['Decided', `${fmtTime(a.decided_at)} by ${a.decided_by}${a.decided_via === 'mcp_elicitation' ? ' (answered in the MCP client)' : ''}`] : null,
     a.comment ? ['Comment', a.comment] : null,
     a.used_at ? ['Used', `${fmtTime(a.used_at)} (execution ${a.used_execution_id})`] : null,
     ['Payload hash', h('code', { class: 'hash' }, a.payload_hash)],
