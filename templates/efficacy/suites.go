@@ -41,6 +41,11 @@ const (
 	sharedSQL       = "benign_sql"
 	sharedPII       = "pii_documents"
 
+	// Optional shared corpora: measured when the directory has them (a held-out set does), skipped silently
+	// when it does not (the development directory has no prompt-extraction attacks or benign tool arguments).
+	sharedExtraction = "attack_prompt_extraction"
+	sharedArgs       = "benign_args"
+
 	ownSQLi       = "own/attack_sqli"
 	ownCmdi       = "own/attack_command_injection"
 	ownShell      = "own/attack_destructive_shell"
@@ -66,7 +71,7 @@ var Suites = []Suite{
 	{Template: "destructive-sql", Params: map[string]any{"tool_names": []any{"run_sql"}}, Stage: guard.StagePre, Step: sqlTool,
 		Attacks: []string{sharedSQLi, ownSQLi}, Benign: []string{sharedSQL, ownBenignSQL}},
 	{Template: "command-injection", Stage: guard.StagePre, Step: toolInput("shell"),
-		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{ownBenignArgs, sharedPrompts, ownBenignText, ownBenignURL}},
+		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{sharedArgs, ownBenignArgs, sharedPrompts, ownBenignText, ownBenignURL}},
 	{Template: "destructive-shell", Stage: guard.StagePre, Step: toolInput("shell"),
 		Attacks: []string{ownShell}, Benign: []string{ownBenignSh, sharedPrompts, ownBenignText}},
 	{Template: "dangerous-uris", Stage: guard.StagePre, Step: toolInput("fetch"),
@@ -74,12 +79,16 @@ var Suites = []Suite{
 	{Template: "prompt-injection", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{sharedInjection, ownInjection}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "system-prompt-extraction", Stage: guard.StagePre, Step: llmInput,
-		Attacks: []string{ownExtraction}, Benign: []string{sharedPrompts, ownBenignText}},
+		Attacks: []string{sharedExtraction, ownExtraction}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "jailbreak-markers", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{sharedJailbreak, ownJailbreak}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "secrets-in-inputs", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{ownSecrets}, Benign: []string{ownBenignSec, sharedPrompts, ownBenignText}},
 }
+
+// optionalCorpora are the shared corpora whose absence from the directory is not a defect of the run: the
+// row is left out rather than reported as skipped.
+var optionalCorpora = map[string]bool{sharedExtraction: true, sharedArgs: true}
 
 // PIISuite measures the pii evaluator through the pii-in-outputs template, per entity type, on documents
 // with labelled spans: a labelled span is caught when a finding of its type overlaps it; a document counts
