@@ -61,13 +61,19 @@ const (
 	ownBenignArgs = "own/benign_args"
 	ownBenignSec  = "own/benign_secrets"
 	ownPII        = "own/pii_documents"
+
+	// Cases of sql-injection alone (issue 28): injections inside query-string and JSON values, and whole
+	// statements whose UNIONs, catalogues and time functions are ordinary SQL. destructive-sql judges
+	// queries a tool runs and is measured on its own cases.
+	ownSQLiValues    = "own/attack_sqli_values"
+	ownSQLStatements = "own/benign_sql_statements"
 )
 
 // Suites are the measured templates. Every template a security team would turn on against attacker text is
 // here; the approval and allow-list templates decide on values the operator chose, not on attacker text.
 var Suites = []Suite{
 	{Template: "sql-injection", Stage: guard.StagePre, Step: llmInput,
-		Attacks: []string{sharedSQLi, ownSQLi}, Benign: []string{sharedSQL, ownBenignSQL, sharedPrompts, ownBenignText}},
+		Attacks: []string{sharedSQLi, ownSQLi, ownSQLiValues}, Benign: []string{sharedSQL, ownBenignSQL, ownSQLStatements, sharedPrompts, ownBenignText}},
 	{Template: "destructive-sql", Params: map[string]any{"tool_names": []any{"run_sql"}}, Stage: guard.StagePre, Step: sqlTool,
 		Attacks: []string{sharedSQLi, ownSQLi}, Benign: []string{sharedSQL, ownBenignSQL}},
 	{Template: "command-injection", Stage: guard.StagePre, Step: toolInput("shell"),
