@@ -1,6 +1,9 @@
 package pii
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // How people group the digits of a number says what it is. A phone number written in the grouping of its
 // country ("(212) 555-0187", "020 7946 0958", "07 23 01 25 14", "044 668 18 00") is a phone number without a
@@ -51,4 +54,27 @@ func notPhoneGrouping(groups []uint8, seps uint8) bool {
 // cardGroupsThenMore reports whether a number is four groups of four digits followed by more groups.
 func cardGroupsThenMore(groups []uint8) bool {
 	return len(groups) > 4 && groups[0] == 4 && groups[1] == 4 && groups[2] == 4 && groups[3] == 4
+}
+
+// idLabelBefore reports whether the word before text[start] (past spaces, "#", ":" or ".") labels the
+// number as an identifier ("Reference 415-555-2671", "Order #212 555 0187"): such a number keeps the score
+// of a formatted national number and needs a context word to count as a phone.
+func idLabelBefore(text string, start int) bool {
+	j := start
+	for j > 0 && start-j < 4 && strings.IndexByte(" #:.", text[j-1]) >= 0 {
+		j--
+	}
+	k := j
+	for k > 0 && j-k < 12 && class[text[k-1]]&(clUpper|clLower) != 0 {
+		k--
+	}
+	if k == j || (k > 0 && isAlnum(text[k-1])) {
+		return false
+	}
+	switch strings.ToLower(text[k:j]) {
+	case "reference", "ref", "order", "invoice", "ticket", "case", "tracking", "account", "acct", "id", "po",
+		"sku", "serial", "batch", "lot", "member", "policy", "claim", "booking", "confirmation", "transaction":
+		return true
+	}
+	return false
 }

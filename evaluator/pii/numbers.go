@@ -28,6 +28,7 @@ type number struct {
 	groups     [maxNumberLen]uint8
 	groupEnds  [maxNumberLen]int // the offset after each group's last digit
 	ngroups    int
+	idLabel    bool // an identifier's label precedes it (idLabelBefore)
 }
 
 func isSep(c byte) bool { return c == ' ' || c == '-' || c == '.' }
@@ -79,6 +80,7 @@ func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
 		if num.n < 7 {
 			continue
 		}
+		num.idLabel = idLabelBefore(text, num.start)
 		if x := extensionEnd(text, end); x > end {
 			// "555-0132 x204", "ext. 12": a phone number with its extension, nothing else.
 			i = x - 1

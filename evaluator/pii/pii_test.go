@@ -49,6 +49,8 @@ func TestFindings(t *testing.T) {
 		// context word; one written as a bare run of digits still needs one.
 		{"us national digits need context by default", "reach 4155552671 soon", nil, ""},
 		{"us national in its grouping", "reach 415-555-2671 soon", nil, "phone@415-555-2671"},
+		{"grouped number after an identifier's label", "Ticket #415-555-2671 was closed", nil, ""},
+		{"grouped number after an identifier's label, with context", "Order 020 7946 0958, phone the buyer", nil, "phone@020 7946 0958"},
 		{"us national with context", "call me at (415) 555-2671", nil, "phone@(415) 555-2671"},
 		{"us national at min_confidence 0.4", "reach 415-555-2671 soon", map[string]any{"min_confidence": 0.4}, "phone@415-555-2671"},
 		{"fr national with context", "téléphone / phone: 01 23 45 67 89", nil, "phone@01 23 45 67 89"},

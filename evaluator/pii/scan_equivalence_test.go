@@ -38,7 +38,7 @@ var equivalenceFragments = []string{
 	"card", "iban", "ssn", "social security", "e-mail", "ip", "zentrale", "ring me", "text", "Ticket", "é",
 	// Issue 28: groupings, notes after numbers, ports, versions and mail headers.
 	"020 7946 0958", "06 12 34 56 78", "044 668 18 00", "90210-1234", "(24h)", " (", "(0)", "09/27", ":3128",
-	"1.2.7.1", "5.15.0.91", "\"app_version\": \"", "sdk ", "Message-ID: <", "\n", "REF/7/", ",",
+	"1.2.7.1", "5.15.0.91", "\"app_version\": \"", "sdk ", "Message-ID: <", "\n", "REF/7/", ",", "Order ", "ref #", "Ticket:",
 }
 
 func randomText(r *rand.Rand) string {

@@ -136,6 +136,7 @@ type refNumber struct {
 	groups     [maxNumberLen]uint8
 	groupEnds  [maxNumberLen]int
 	ngroups    int
+	idLabel    bool
 }
 
 func refScanNumbers(e *Evaluator, text string, out []Finding) []Finding {
@@ -162,6 +163,7 @@ func refScanNumbers(e *Evaluator, text string, out []Finding) []Finding {
 		if num.n < 7 {
 			continue
 		}
+		num.idLabel = idLabelBefore(text, num.start)
 		if x := refExtensionEnd(text, end); x > end {
 			i = x - 1
 			if e.entities[Phone] && !refDateLike(&num) {
@@ -506,7 +508,7 @@ func refPhoneScore(e *Evaluator, num *refNumber, d []byte, formatted bool) (floa
 	if plus && num.paren && num.ngroups >= 2 && num.groups[1] == 1 && int(num.groups[0]) < len(d) && d[num.groups[0]] == '0' {
 		d = append(append([]byte{}, d[:num.groups[0]]...), d[num.groups[0]+1:]...)
 	}
-	if !plus && formatted && phoneGrouping(num.groups[:num.ngroups], d, num.paren) {
+	if !plus && formatted && !num.idLabel && phoneGrouping(num.groups[:num.ngroups], d, num.paren) {
 		for _, c := range e.phoneCountries {
 			if refNationalMatch(c, d) {
 				return scorePhoneGrouped, true
