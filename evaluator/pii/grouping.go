@@ -71,10 +71,16 @@ func idLabelBefore(text string, start int) bool {
 	if k == j || (k > 0 && isAlnum(text[k-1])) {
 		return false
 	}
-	switch strings.ToLower(text[k:j]) {
-	case "reference", "ref", "order", "invoice", "ticket", "case", "tracking", "account", "acct", "id", "po",
-		"sku", "serial", "batch", "lot", "member", "policy", "claim", "booking", "confirmation", "transaction":
-		return true
+	w := text[k:j]
+	for _, l := range idLabels {
+		if len(l) == len(w) && equalFoldASCII(w, l) {
+			return true
+		}
 	}
 	return false
 }
+
+// idLabels are the words that label a number as an identifier (lower case).
+var idLabels = [...]string{"reference", "ref", "order", "invoice", "ticket", "case", "tracking", "account", "acct",
+	"id", "po", "sku", "serial", "batch", "lot", "member", "policy", "claim", "booking", "confirmation",
+	"transaction"}
