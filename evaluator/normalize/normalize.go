@@ -402,4 +402,6 @@ var confusables = map[rune]byte{
 	// Latin look-alikes and punctuation
 	'ı': 'i', 'ȷ': 'j', 'ℓ': 'l', 'ǀ': '|', '‘': '\'', '’': '\'', 'ʼ': '\'', '′': '\'', '“': '"', '”': '"',
 	'″': '"', '‐': '-', '‑': '-', '‒': '-', '–': '-', '—': '-', '−': '-', '⁄': '/', '∕': '/', '＼': '\\',
+	// Ideographic full stops, which URL parsers (IDNA) read as the dot between labels: "127。0。0。1"
+	'。': '.', '｡': '.',
 }

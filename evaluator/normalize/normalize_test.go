@@ -26,6 +26,7 @@ func TestString(t *testing.T) {
 		{"nbsp to space", "a\u00a0b", "a b"},
 		{"other scripts kept", "größe 東京", "größe 東京"},
 		{"curly quote", "admin\u2019 --", "admin' --"},
+		{"ideographic full stops", "http://10\u30020\u30020\uff611/", "http://10.0.0.1/"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -26,7 +26,7 @@ func scanEmails(text string, out []Finding) []Finding {
 		for s < at && text[s] == '.' {
 			s++
 		}
-		if s == at || text[at-1] == '.' {
+		if s == at || text[at-1] == '.' || notAnAddress(text, s) {
 			continue
 		}
 		e := at + 1
@@ -74,4 +74,27 @@ func validDomain(d string) bool {
 		}
 	}
 	return labels >= 2
+}
+
+// notAnAddress reports whether the would-be address starting at text[s] is another thing written with an
+// "@": the end of a path or reference ("REF/7243/538@mail.example", "a/b@c.de") or a message identifier
+// on a mail header's line ("Message-ID: <x@host>", "In-Reply-To:", "References:", "Content-ID:").
+func notAnAddress(text string, s int) bool {
+	if s == 0 {
+		return false
+	}
+	if text[s-1] == '/' {
+		return true
+	}
+	line := s - 1
+	for line > 0 && text[line-1] != '\n' && s-line < 200 {
+		line--
+	}
+	head := text[line:s]
+	for _, h := range [...]string{"message-id:", "in-reply-to:", "references:", "content-id:"} {
+		if hasPrefixFold(head, h) {
+			return true
+		}
+	}
+	return false
 }

@@ -6,7 +6,10 @@ import (
 )
 
 // Base scores of IP addresses (Presidio's IpRecognizer scores 0.6).
-const scoreIP = 0.6
+const (
+	scoreIP              = 0.6
+	scoreIPVersionShaped = 0.3
+)
 
 func isHexByte(c byte) bool { return class[c]&clHex != 0 }
 
@@ -59,11 +62,40 @@ func scanIPs(text string, out []Finding) []Finding {
 			if a, err := netip.ParseAddr(tok); err == nil && a.Is6() {
 				out = append(out, Finding{Type: IPAddress, Start: i, End: end, Score: scoreIP})
 			}
-		case strings.Count(tok, ".") == 3 && validIPv4(tok) && !versionBefore(text, i):
-			out = append(out, Finding{Type: IPAddress, Start: i, End: end, Score: scoreIP})
+		default:
+			if v4, ok := ipv4WithPort(tok); ok && !versionBefore(text, i) {
+				out = append(out, Finding{Type: IPAddress, Start: i, End: i + len(v4), Score: ipv4Score(v4)})
+			}
 		}
 	}
 	return out
+}
+
+// ipv4WithPort returns the dotted-quad address of tok, which may be followed by a port ("10.0.3.7:8081").
+func ipv4WithPort(tok string) (string, bool) {
+	addr := tok
+	if h, port, ok := strings.Cut(tok, ":"); ok {
+		if port == "" || len(port) > 5 || strings.Trim(port, "0123456789") != "" {
+			return "", false
+		}
+		addr = h
+	}
+	return addr, strings.Count(addr, ".") == 3 && validIPv4(addr)
+}
+
+// ipv4Score is the base score of a dotted quad: scoreIPVersionShaped when it is shaped like a version
+// (a one-digit first part and every part under 100: 1.2.7.1, 5.15.0.91, 6.1.0.12), which an IP context
+// word ("ip", "address", "host", ...) must confirm; scoreIP otherwise.
+func ipv4Score(s string) float64 {
+	if len(s) < 2 || s[1] != '.' {
+		return scoreIP
+	}
+	for _, p := range strings.Split(s, ".") {
+		if len(p) > 2 {
+			return scoreIP
+		}
+	}
+	return scoreIPVersionShaped
 }
 
 // indexByteFrom is the offset of the first c in text[from:], counted from the start of text, or
@@ -75,11 +107,12 @@ func indexByteFrom(text string, from int, c byte) int {
 	return len(text)
 }
 
-// versionBefore reports whether the word before text[i] (past spaces, a colon or a dot) says that a dotted
-// number is a version: "version 1.2.7.1", "Build 10.0.19045.3803", "release: 4.2.0.1".
+// versionBefore reports whether the word before text[i] (past spaces, quotes, an equals sign, a colon or
+// a dot) says that a dotted number is a version or a section number: "version 1.2.7.1", "Build
+// 10.0.19045.3803", "release: 4.2.0.1", `"app_version": "5.15.0.91"`, "sdk=6.1.0.12", "rule 1.2.7.1".
 func versionBefore(text string, i int) bool {
 	j := i
-	for j > 0 && (text[j-1] == ' ' || text[j-1] == ':' || text[j-1] == '.') && i-j < 3 {
+	for j > 0 && strings.IndexByte(` :.="'`, text[j-1]) >= 0 && i-j < 4 {
 		j--
 	}
 	k := j
@@ -87,7 +120,8 @@ func versionBefore(text string, i int) bool {
 		k--
 	}
 	switch strings.ToLower(text[k:j]) {
-	case "version", "ver", "v", "build", "release", "rev", "revision", "firmware", "driver", "patch", "update", "versions":
+	case "version", "ver", "v", "build", "release", "rev", "revision", "firmware", "driver", "patch", "update", "versions",
+		"sdk", "agent", "rule", "section", "clause", "chapter", "step":
 		return true
 	}
 	return false

@@ -11,6 +11,7 @@ const (
 	scorePhoneE164     = 0.7
 	scorePhoneE164Any  = 0.4
 	scorePhoneNational = 0.4
+	scorePhoneGrouped  = 0.5 // national digits in the grouping people write for that country: no context needed
 	scorePhonePlain    = 0.3
 	scorePhoneLocal    = 0.15 // a formatted local number of no known national format: context needed
 	maxNumberLen       = 32
@@ -25,7 +26,9 @@ type number struct {
 	paren      bool  // holds a parenthesis
 	seps       uint8 // the separators used: sepSpace | sepDash | sepDot
 	groups     [maxNumberLen]uint8
+	groupEnds  [maxNumberLen]int // the offset after each group's last digit
 	ngroups    int
+	idLabel    bool // an identifier's label precedes it (idLabelBefore)
 }
 
 func isSep(c byte) bool { return c == ' ' || c == '-' || c == '.' }
@@ -77,6 +80,7 @@ func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
 		if num.n < 7 {
 			continue
 		}
+		num.idLabel = idLabelBefore(text, num.start)
 		if x := extensionEnd(text, end); x > end {
 			// "555-0132 x204", "ext. 12": a phone number with its extension, nothing else.
 			i = x - 1
@@ -87,7 +91,12 @@ func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
 			}
 			continue
 		}
-		if end < len(text) && (isAlnum(text[end]) || text[end] == '_' || ((text[end] == '.' || text[end] == ',' || text[end] == '-') && end+1 < len(text) && isDigit(text[end+1]))) {
+		if end < len(text) && (isAlnum(text[end]) || text[end] == '_' || ((text[end] == '.' || text[end] == '-') && end+1 < len(text) && isDigit(text[end+1]))) {
+			continue
+		}
+		if end+1 < len(text) && text[end] == ',' && isDigit(text[end+1]) && !num.plus && !phoneGrouping(num.groups[:num.ngroups], num.digits[:num.n], num.paren) {
+			// "1,234,567": a comma between digits continues a number, except after a phone number
+			// written in its country's grouping, which a CSV comma may follow ("+81 3-2388-1981,9325").
 			continue
 		}
 		out = e.classify(&num, out)
@@ -122,34 +131,56 @@ func readNumber(text string, i int, num *number) int {
 			last = j
 			continue
 		case c == '(' && groupLen == 0:
-			num.paren = true
-			j++
-			continue
+			if num.ngroups < 2 && closedParenGroup(text, j) {
+				num.paren = true
+				j++
+				continue
+			}
+			if num.n == 0 && !num.plus {
+				// "(471-84-0484 is what we have)": an opening parenthesis whose group never closes is
+				// punctuation before the number, not part of it.
+				j++
+				num.start = j
+				continue
+			}
+			// "+33 3 98 34 53 00 (24h)", "555-0132 (2)": a parenthesised note after a number ends it.
 		case c == ')' && groupLen > 0 && num.paren:
-			num.closeGroup(&groupLen)
+			num.closeGroup(&groupLen, j)
 			j++
 			last = j
 			if j < len(text) && text[j] == ' ' {
 				j++
 			}
 			continue
-		case isSep(c) && groupLen > 0 && j+1 < len(text) && (isDigit(text[j+1]) || text[j+1] == '('):
-			num.closeGroup(&groupLen)
+		case isSep(c) && groupLen > 0 && j+1 < len(text) && (isDigit(text[j+1]) || (text[j+1] == '(' && num.ngroups == 0 && closedParenGroup(text, j+1))):
+			// A parenthesised group continues a number only after its first group ("+41 (0)44", "1 (206)").
+			num.closeGroup(&groupLen, j)
 			num.seps |= sepBit(c)
 			j++
 			continue
 		}
 		break
 	}
-	num.closeGroup(&groupLen)
+	num.closeGroup(&groupLen, last)
 	num.end = last
 	return last
 }
 
-// closeGroup records a finished group of digits.
-func (num *number) closeGroup(groupLen *int) {
+// closedParenGroup reports whether text[j] is "(" followed by one to five digits and ")": the area code or
+// trunk prefix of a phone number ("(415)", "(0)").
+func closedParenGroup(text string, j int) bool {
+	k := j + 1
+	for k < len(text) && k-j <= 5 && isDigit(text[k]) {
+		k++
+	}
+	return k > j+1 && k < len(text) && text[k] == ')'
+}
+
+// closeGroup records a finished group of digits that ends at end.
+func (num *number) closeGroup(groupLen *int, end int) {
 	if *groupLen > 0 && num.ngroups < maxNumberLen {
 		num.groups[num.ngroups] = uint8(*groupLen)
+		num.groupEnds[num.ngroups] = end
 		num.ngroups++
 	}
 	*groupLen = 0
@@ -170,6 +201,12 @@ func (e *Evaluator) classify(num *number, out []Finding) []Finding {
 	if e.wants(CreditCard) && !num.plus && !num.paren && (num.seps == 0 || num.seps == sepSpace || num.seps == sepDash) {
 		if score := cardScore(d); score > 0 {
 			out = append(out, Finding{Type: CreditCard, Start: num.start, End: num.end, Score: score})
+		} else if cardGroupsThenMore(num.groups[:num.ngroups]) {
+			// "4111 1111 1111 1111 11/26 123": the expiry or the code written after a card in its
+			// 4-4-4-4 grouping runs on as more groups; the card is the first four.
+			if score := cardScore(d[:16]); score > 0 {
+				out = append(out, Finding{Type: CreditCard, Start: num.start, End: num.groupEnds[3], Score: score})
+			}
 		}
 	}
 	if e.wants(USSSN) && !num.plus && !num.paren && num.n == 9 && validSSN(d) {
@@ -180,7 +217,7 @@ func (e *Evaluator) classify(num *number, out []Finding) []Finding {
 			out = append(out, Finding{Type: USSSN, Start: num.start, End: num.end, Score: scoreSSNPlain})
 		}
 	}
-	if e.wants(Phone) && !dateLike(num) {
+	if e.wants(Phone) && !dateLike(num) && !notPhoneGrouping(num.groups[:num.ngroups], num.seps) {
 		if score, ok := e.phoneScore(num, d, formatted); ok {
 			out = append(out, Finding{Type: Phone, Start: num.start, End: num.end, Score: score})
 		}

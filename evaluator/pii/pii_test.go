@@ -45,7 +45,12 @@ func TestFindings(t *testing.T) {
 		{"ipv6", "bind [2001:db8::8a2e:370:7334] now", nil, "ip_address@2001:db8::8a2e:370:7334"},
 		{"time is not ipv6", "at 10:30:00 sharp", all0, ""},
 		{"e164", "ring +44 20 7946 0958 please", nil, "phone@+44 20 7946 0958"},
-		{"us national needs context by default", "reach 415-555-2671 soon", nil, ""},
+		// Issue 28 (held-out documents): a national number in its country's grouping is a phone without a
+		// context word; one written as a bare run of digits still needs one.
+		{"us national digits need context by default", "reach 4155552671 soon", nil, ""},
+		{"us national in its grouping", "reach 415-555-2671 soon", nil, "phone@415-555-2671"},
+		{"grouped number after an identifier's label", "Ticket #415-555-2671 was closed", nil, ""},
+		{"grouped number after an identifier's label, with context", "Order 020 7946 0958, phone the buyer", nil, "phone@020 7946 0958"},
 		{"us national with context", "call me at (415) 555-2671", nil, "phone@(415) 555-2671"},
 		{"us national at min_confidence 0.4", "reach 415-555-2671 soon", map[string]any{"min_confidence": 0.4}, "phone@415-555-2671"},
 		{"fr national with context", "téléphone / phone: 01 23 45 67 89", nil, "phone@01 23 45 67 89"},
@@ -72,6 +77,32 @@ func TestFindings(t *testing.T) {
 		{"build number is not an ip", "Build 10.0.19045.3803", all0, ""},
 		{"maestro with context", "What is the limit for card 501864667909?", nil, "credit_card@501864667909"},
 		{"maestro-like without context", "order 501864667909 shipped", nil, ""},
+		// Issue 28, held-out families: national groupings without a context word, what ends a number, and
+		// the shapes that are not what they look like.
+		{"gb grouping", "Tom Reyes, 0161 496 0742, Leeds", nil, "phone@0161 496 0742"},
+		{"gb mobile grouping", "ask Priya 07700 900 461", nil, "phone@07700 900 461"},
+		{"fr pairs", "Sophie — 06 12 34 56 78", nil, "phone@06 12 34 56 78"},
+		{"ch grouping", "Büro Bern 031 310 21 11", nil, "phone@031 310 21 11"},
+		{"de area and subscriber", "Praxis Dr. Engel 089 2180713", nil, "phone@089 2180713"},
+		{"nanp with trunk 1", "bridge 1 (617) 555-0148 then #", nil, "phone@1 (617) 555-0148"},
+		{"parenthesised note ends a number", "front desk +44 20 7946 0958 (mornings)", nil, "phone@+44 20 7946 0958"},
+		{"csv comma after a phone", "Ana Ruiz,+44 20 7946 0958,W1", nil, "phone@+44 20 7946 0958"},
+		{"csv comma after bare digits continues them", "total 4155552671,25 paid", all0, ""},
+		{"ssn after an open parenthesis", "the SSN (536-22-1234 per the form) is wrong", nil, "us_ssn@536-22-1234"},
+		{"ssn before a parenthesised note", "SSN 536-22-1234 (corrected)", nil, "us_ssn@536-22-1234"},
+		{"ssn grouping is not a phone", "phone log 536-22-1234", map[string]any{"entities": []any{"phone"}, "min_confidence": 0}, ""},
+		{"zip+4 is not a phone", "call us, ZIP 90210-1234", map[string]any{"entities": []any{"phone"}, "min_confidence": 0}, ""},
+		{"card then expiry and code", "4111 1111 1111 1111 09/27 123", nil, "credit_card@4111 1111 1111 1111"},
+		{"card then a short group", "5555 5555 5555 4444 12", nil, "credit_card@5555 5555 5555 4444"},
+		{"ipv4 with a port", "proxy 10.1.2.3:3128 is down", map[string]any{"entities": []any{"ip_address"}}, "ip_address@10.1.2.3"},
+		{"version-shaped quad", "loaded lib 2.10.3.1 ok", map[string]any{"entities": []any{"ip_address"}}, ""},
+		{"version-shaped quad with ip context", "resolver ip 8.8.4.4", map[string]any{"entities": []any{"ip_address"}}, "ip_address@8.8.4.4"},
+		{"version key in json", `{"app_version": "14.2.0.17"}`, map[string]any{"entities": []any{"ip_address"}}, ""},
+		{"section number", "see section 10.4.2.1 of the contract", map[string]any{"entities": []any{"ip_address"}}, ""},
+		{"message id header", "Message-ID: <abc.123@mail.example.org>", nil, ""},
+		{"in-reply-to header", "In-Reply-To: <x9@lists.example.net>", nil, ""},
+		{"reply-to is an address", "Reply-To: jane.doe@example.org", nil, "email@jane.doe@example.org"},
+		{"path before an at sign", "ref INV/2024/77@billing.example.com", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,6 +36,9 @@ var equivalenceFragments = []string{
 	"192.168.0.1", "10.0.0.256", "2001:db8::8a2e:370:7334", "fe80::1", "10:30:00", "1.2.3.4.5", "v1.2.3456789",
 	"2024-03-05", "129.90", "0", "7", "12", "345", "6789", "a", "Z", "AB", "DE", "fa", "cafe", "call", "phone",
 	"card", "iban", "ssn", "social security", "e-mail", "ip", "zentrale", "ring me", "text", "Ticket", "é",
+	// Issue 28: groupings, notes after numbers, ports, versions and mail headers.
+	"020 7946 0958", "06 12 34 56 78", "044 668 18 00", "90210-1234", "(24h)", " (", "(0)", "09/27", ":3128",
+	"1.2.7.1", "5.15.0.91", "\"app_version\": \"", "sdk ", "Message-ID: <", "\n", "REF/7/", ",", "Order ", "ref #", "Ticket:",
 }
 
 func randomText(r *rand.Rand) string {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"math"
 	"net/netip"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -133,7 +134,9 @@ type refNumber struct {
 	paren      bool  // holds a parenthesis
 	seps       uint8 // the separators used: sepSpace | sepDash | sepDot
 	groups     [maxNumberLen]uint8
+	groupEnds  [maxNumberLen]int
 	ngroups    int
+	idLabel    bool
 }
 
 func refScanNumbers(e *Evaluator, text string, out []Finding) []Finding {
@@ -160,6 +163,7 @@ func refScanNumbers(e *Evaluator, text string, out []Finding) []Finding {
 		if num.n < 7 {
 			continue
 		}
+		num.idLabel = idLabelBefore(text, num.start)
 		if x := refExtensionEnd(text, end); x > end {
 			i = x - 1
 			if e.entities[Phone] && !refDateLike(&num) {
@@ -169,7 +173,10 @@ func refScanNumbers(e *Evaluator, text string, out []Finding) []Finding {
 			}
 			continue
 		}
-		if end < len(text) && (isAlnum(text[end]) || text[end] == '_' || ((text[end] == '.' || text[end] == ',' || text[end] == '-') && end+1 < len(text) && isDigit(text[end+1]))) {
+		if end < len(text) && (isAlnum(text[end]) || text[end] == '_' || ((text[end] == '.' || text[end] == '-') && end+1 < len(text) && isDigit(text[end+1]))) {
+			continue
+		}
+		if strings.HasPrefix(text[end:], ",") && end+1 < len(text) && isDigit(text[end+1]) && !num.plus && !phoneGrouping(num.groups[:num.ngroups], num.digits[:num.n], num.paren) {
 			continue
 		}
 		out = refClassify(e, &num, out)
@@ -200,33 +207,45 @@ func refReadNumber(text string, i int) (refNumber, int) {
 			last = j
 			continue
 		case c == '(' && groupLen == 0:
-			num.paren = true
-			j++
-			continue
+			k := j + 1
+			for k < len(text) && k-j <= 5 && isDigit(text[k]) {
+				k++
+			}
+			if num.ngroups < 2 && k > j+1 && k < len(text) && text[k] == ')' {
+				num.paren = true
+				j++
+				continue
+			}
+			if num.n == 0 && !num.plus {
+				j++
+				num.start = j
+				continue
+			}
 		case c == ')' && groupLen > 0 && num.paren:
-			num.closeGroup(&groupLen)
+			num.closeGroup(&groupLen, j)
 			j++
 			last = j
 			if j < len(text) && text[j] == ' ' {
 				j++
 			}
 			continue
-		case isSep(c) && groupLen > 0 && j+1 < len(text) && (isDigit(text[j+1]) || text[j+1] == '('):
-			num.closeGroup(&groupLen)
+		case isSep(c) && groupLen > 0 && j+1 < len(text) && (isDigit(text[j+1]) || (text[j+1] == '(' && num.ngroups == 0 && regexp.MustCompile(`^\(\d{1,5}\)`).MatchString(text[j+1:]))):
+			num.closeGroup(&groupLen, j)
 			num.seps |= sepBit(c)
 			j++
 			continue
 		}
 		break
 	}
-	num.closeGroup(&groupLen)
+	num.closeGroup(&groupLen, last)
 	num.end = last
 	return num, last
 }
 
-func (num *refNumber) closeGroup(groupLen *int) {
+func (num *refNumber) closeGroup(groupLen *int, end int) {
 	if *groupLen > 0 && num.ngroups < maxNumberLen {
 		num.groups[num.ngroups] = uint8(*groupLen)
+		num.groupEnds[num.ngroups] = end
 		num.ngroups++
 	}
 	*groupLen = 0
@@ -238,6 +257,10 @@ func refClassify(e *Evaluator, num *refNumber, out []Finding) []Finding {
 	if e.entities[CreditCard] && !num.plus && !num.paren && (num.seps == 0 || num.seps == sepSpace || num.seps == sepDash) {
 		if score := cardScore(d); score > 0 {
 			out = append(out, Finding{Type: CreditCard, Start: num.start, End: num.end, Score: score})
+		} else if g := num.groups[:num.ngroups]; len(g) > 4 && g[0] == 4 && g[1] == 4 && g[2] == 4 && g[3] == 4 {
+			if score := cardScore(d[:16]); score > 0 {
+				out = append(out, Finding{Type: CreditCard, Start: num.start, End: num.groupEnds[3], Score: score})
+			}
 		}
 	}
 	if e.entities[USSSN] && !num.plus && !num.paren && num.n == 9 && validSSN(d) {
@@ -248,7 +271,7 @@ func refClassify(e *Evaluator, num *refNumber, out []Finding) []Finding {
 			out = append(out, Finding{Type: USSSN, Start: num.start, End: num.end, Score: scoreSSNPlain})
 		}
 	}
-	if e.entities[Phone] && !refDateLike(num) {
+	if e.entities[Phone] && !refDateLike(num) && !notPhoneGrouping(num.groups[:num.ngroups], num.seps) {
 		if score, ok := refPhoneScore(e, num, d, formatted); ok {
 			out = append(out, Finding{Type: Phone, Start: num.start, End: num.end, Score: score})
 		}
@@ -289,8 +312,21 @@ func refScanIPs(text string, out []Finding) []Finding {
 			if a, err := netip.ParseAddr(tok); err == nil && a.Is6() {
 				out = append(out, Finding{Type: IPAddress, Start: i, End: end, Score: scoreIP})
 			}
-		case strings.Count(tok, ".") == 3 && validIPv4(tok) && !versionBefore(text, i):
-			out = append(out, Finding{Type: IPAddress, Start: i, End: end, Score: scoreIP})
+		default:
+			addr, port, hasPort := strings.Cut(tok, ":")
+			if hasPort {
+				if _, err := strconv.Atoi(port); err != nil || len(port) > 5 || strings.ContainsAny(port, "+-") {
+					break
+				}
+			}
+			if strings.Count(addr, ".") == 3 && validIPv4(addr) && !versionBefore(text, i) {
+				score := scoreIP
+				parts := strings.Split(addr, ".")
+				if len(parts[0]) == 1 && len(parts[1]) <= 2 && len(parts[2]) <= 2 && len(parts[3]) <= 2 {
+					score = scoreIPVersionShaped
+				}
+				out = append(out, Finding{Type: IPAddress, Start: i, End: i + len(addr), Score: score})
+			}
 		}
 		i = max(j, i+1)
 	}
@@ -363,7 +399,7 @@ func refScanEmails(text string, out []Finding) []Finding {
 		for s < at && text[s] == '.' {
 			s++
 		}
-		if s == at || text[at-1] == '.' {
+		if s == at || text[at-1] == '.' || notAnAddress(text, s) {
 			continue
 		}
 		e := at + 1
@@ -471,6 +507,13 @@ func refPhoneScore(e *Evaluator, num *refNumber, d []byte, formatted bool) (floa
 	}
 	if plus && num.paren && num.ngroups >= 2 && num.groups[1] == 1 && int(num.groups[0]) < len(d) && d[num.groups[0]] == '0' {
 		d = append(append([]byte{}, d[:num.groups[0]]...), d[num.groups[0]+1:]...)
+	}
+	if !plus && formatted && !num.idLabel && phoneGrouping(num.groups[:num.ngroups], d, num.paren) {
+		for _, c := range e.phoneCountries {
+			if refNationalMatch(c, d) {
+				return scorePhoneGrouped, true
+			}
+		}
 	}
 	if s, ok := refPhoneScoreDigits(e, plus, d, formatted); ok {
 		return s, ok

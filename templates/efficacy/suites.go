@@ -41,6 +41,11 @@ const (
 	sharedSQL       = "benign_sql"
 	sharedPII       = "pii_documents"
 
+	// Optional shared corpora: measured when the directory has them (a held-out set does), skipped silently
+	// when it does not (the development directory has no prompt-extraction attacks or benign tool arguments).
+	sharedExtraction = "attack_prompt_extraction"
+	sharedArgs       = "benign_args"
+
 	ownSQLi       = "own/attack_sqli"
 	ownCmdi       = "own/attack_command_injection"
 	ownShell      = "own/attack_destructive_shell"
@@ -56,17 +61,23 @@ const (
 	ownBenignArgs = "own/benign_args"
 	ownBenignSec  = "own/benign_secrets"
 	ownPII        = "own/pii_documents"
+
+	// Cases of sql-injection alone (issue 28): injections inside query-string and JSON values, and whole
+	// statements whose UNIONs, catalogues and time functions are ordinary SQL. destructive-sql judges
+	// queries a tool runs and is measured on its own cases.
+	ownSQLiValues    = "own/attack_sqli_values"
+	ownSQLStatements = "own/benign_sql_statements"
 )
 
 // Suites are the measured templates. Every template a security team would turn on against attacker text is
 // here; the approval and allow-list templates decide on values the operator chose, not on attacker text.
 var Suites = []Suite{
 	{Template: "sql-injection", Stage: guard.StagePre, Step: llmInput,
-		Attacks: []string{sharedSQLi, ownSQLi}, Benign: []string{sharedSQL, ownBenignSQL, sharedPrompts, ownBenignText}},
+		Attacks: []string{sharedSQLi, ownSQLi, ownSQLiValues}, Benign: []string{sharedSQL, ownBenignSQL, ownSQLStatements, sharedPrompts, ownBenignText}},
 	{Template: "destructive-sql", Params: map[string]any{"tool_names": []any{"run_sql"}}, Stage: guard.StagePre, Step: sqlTool,
 		Attacks: []string{sharedSQLi, ownSQLi}, Benign: []string{sharedSQL, ownBenignSQL}},
 	{Template: "command-injection", Stage: guard.StagePre, Step: toolInput("shell"),
-		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{ownBenignArgs, sharedPrompts, ownBenignText, ownBenignURL}},
+		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{sharedArgs, ownBenignArgs, sharedPrompts, ownBenignText, ownBenignURL}},
 	{Template: "destructive-shell", Stage: guard.StagePre, Step: toolInput("shell"),
 		Attacks: []string{ownShell}, Benign: []string{ownBenignSh, sharedPrompts, ownBenignText}},
 	{Template: "dangerous-uris", Stage: guard.StagePre, Step: toolInput("fetch"),
@@ -74,12 +85,16 @@ var Suites = []Suite{
 	{Template: "prompt-injection", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{sharedInjection, ownInjection}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "system-prompt-extraction", Stage: guard.StagePre, Step: llmInput,
-		Attacks: []string{ownExtraction}, Benign: []string{sharedPrompts, ownBenignText}},
+		Attacks: []string{sharedExtraction, ownExtraction}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "jailbreak-markers", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{sharedJailbreak, ownJailbreak}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "secrets-in-inputs", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{ownSecrets}, Benign: []string{ownBenignSec, sharedPrompts, ownBenignText}},
 }
+
+// optionalCorpora are the shared corpora whose absence from the directory is not a defect of the run: the
+// row is left out rather than reported as skipped.
+var optionalCorpora = map[string]bool{sharedExtraction: true, sharedArgs: true}
 
 // PIISuite measures the pii evaluator through the pii-in-outputs template, per entity type, on documents
 // with labelled spans: a labelled span is caught when a finding of its type overlaps it; a document counts
