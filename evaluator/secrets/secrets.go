@@ -311,13 +311,13 @@ func (r *rule) windows(text string, hits []hit, out []window) []window {
 	n := len(text)
 	for _, h := range hits {
 		p, end := int(h.pos), int(h.pos)+int(h.kwLen)
-		w := window{max(0, p-r.before), min(n, end+r.maxLen)}
+		w := window{wordStart(text, max(0, p-r.before)), min(n, end+r.after)}
 		if r.assign {
 			op, ok := assignmentAfter(text, end)
 			if !ok {
 				continue
 			}
-			w.end = min(n, op+r.maxLen)
+			w.end = min(n, op+r.after)
 		}
 		// Merge overlapping windows, but keep each under maxWindow bytes: the regexes are linear, yet a
 		// text crowded with keywords must not turn into one long regex run that cannot be interrupted.
@@ -347,7 +347,7 @@ func (e *Evaluator) scanWindow(r *rule, text string, w window, out []Finding) []
 	for _, m := range matches {
 		s, t := secretSpan(m, r.secretGroup)
 		secret := sub[s:t]
-		if !e.reportable(r, secret, sub[m[0]:m[1]]) {
+		if !e.reportable(r, secret, sub[m[0]:m[1]], text, w.start+m[0], w.start+m[1]) {
 			continue
 		}
 		f := Finding{Rule: r.id, Group: r.group, Start: w.start + s, End: w.start + t}
@@ -373,25 +373,21 @@ func secretSpan(m []int, group int) (int, int) {
 	return m[0], m[1]
 }
 
-// reportable applies the entropy threshold and the allow-lists of gitleaks and of the config.
-func (e *Evaluator) reportable(r *rule, secret, match string) bool {
-	if secret == "" || (r.entropy > 0 && shannon(secret) < r.entropy) {
+// reportable applies the entropy threshold and the allow-lists of gitleaks and of the config to a match
+// (text[start:end]) and its secret.
+func (e *Evaluator) reportable(r *rule, secret, match, text string, start, end int) bool {
+	// gitleaks drops a secret whose entropy is not above the threshold.
+	if secret == "" || (r.entropy > 0 && shannon(secret) <= r.entropy) {
 		return false
 	}
 	if e.allowValues[secret] {
 		return false
 	}
-	for _, list := range [][]*regexp.Regexp{builtin.allow, r.allow, e.allowPatterns} {
-		for _, re := range list {
-			if re.MatchString(secret) {
-				return false
-			}
-		}
+	if anyMatches(secret, builtin.allow, r.allow, e.allowPatterns) || anyMatches(match, builtin.allowMatch, r.allowMatch) {
+		return false
 	}
-	for _, re := range r.allowMatch {
-		if re.MatchString(match) {
-			return false
-		}
+	if len(builtin.allowLine)+len(r.allowLine) > 0 && anyMatches(lineAround(text, start, end), builtin.allowLine, r.allowLine) {
+		return false
 	}
 	if len(builtin.stopwords)+len(r.stopwords) > 0 {
 		ls := strings.ToLower(secret)
@@ -404,6 +400,45 @@ func (e *Evaluator) reportable(r *rule, secret, match string) bool {
 		}
 	}
 	return true
+}
+
+// anyMatches reports whether a regex of one of the lists matches s.
+func anyMatches(s string, lists ...[]*regexp.Regexp) bool {
+	for _, list := range lists {
+		for _, re := range list {
+			if re.MatchString(s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lineAround is the line of text holding text[start:end] (the match may span several lines).
+func lineAround(text string, start, end int) string {
+	if i := strings.LastIndexByte(text[:start], '\n'); i >= 0 {
+		start = i + 1
+	} else {
+		start = 0
+	}
+	if i := strings.IndexByte(text[end:], '\n'); i >= 0 {
+		end += i
+	} else {
+		end = len(text)
+	}
+	return text[start:end]
+}
+
+// wordStart moves a window start that falls inside a word back to the word's start (at most 64 bytes), so
+// that a \b at the window's edge does not match where the whole text has none.
+func wordStart(text string, i int) int {
+	for limit := max(0, i-64); i > limit && isWordByte(text[i-1]) && isWordByte(text[i]); i-- {
+	}
+	return i
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
 }
 
 // shannon is the Shannon entropy of s in bits per byte, as gitleaks computes it.
