@@ -1,11 +1,16 @@
 package secrets
 
+import "math/bits"
+
 // keywordIndex finds the keywords of a set of rules in one pass over a text, comparing ASCII letters
 // case-insensitively: a bitmap of the keywords' first two (lowered) bytes rules out most positions with
-// one lookup, and only positions whose pair starts a keyword are compared in full.
+// one lookup, and only positions whose pair starts a keyword are compared in full. The entries of a pair
+// are found by rank in the bitmap (the set bits before it), not by hashing: with two hundred rules, many
+// pairs of ordinary prose start some keyword.
 type keywordIndex struct {
 	pairs  [1 << 16 / 64]uint64
-	byPair map[uint16][]keywordEntry
+	rank   [1 << 16 / 64]uint16 // set bits in the words before each word
+	byPair [][]keywordEntry     // by rank
 }
 
 // keywordEntry is one distinct keyword and the rules (indexes into Evaluator.rules) it gates.
@@ -27,12 +32,13 @@ func lowerByte(c byte) byte {
 }
 
 func newKeywordIndex(rules []*rule) *keywordIndex {
-	ki := &keywordIndex{byPair: map[uint16][]keywordEntry{}}
+	ki := &keywordIndex{}
+	byPair := map[uint16][]keywordEntry{}
 	for ri, r := range rules {
 		for _, kw := range r.keywords {
 			key := uint16(kw[0])<<8 | uint16(kw[1])
 			ki.pairs[key>>6] |= 1 << (key & 63)
-			list := ki.byPair[key]
+			list := byPair[key]
 			found := false
 			for i := range list {
 				if list[i].kw == kw {
@@ -43,10 +49,25 @@ func newKeywordIndex(rules []*rule) *keywordIndex {
 			if !found {
 				list = append(list, keywordEntry{kw: kw, rules: []int32{int32(ri)}})
 			}
-			ki.byPair[key] = list
+			byPair[key] = list
 		}
 	}
+	n := 0
+	for w, bitsSet := range ki.pairs {
+		ki.rank[w] = uint16(n)
+		n += bits.OnesCount64(bitsSet)
+	}
+	ki.byPair = make([][]keywordEntry, n)
+	for key, list := range byPair {
+		ki.byPair[ki.slot(key)] = list
+	}
 	return ki
+}
+
+// slot is the index in byPair of a pair whose bit is set.
+func (ki *keywordIndex) slot(key uint16) int {
+	w := ki.pairs[key>>6]
+	return int(ki.rank[key>>6]) + bits.OnesCount64(w&(1<<(key&63)-1))
 }
 
 // find appends a hit for every occurrence of every keyword, for each rule the keyword gates.
@@ -63,7 +84,7 @@ func (ki *keywordIndex) find(text string, out []hit) []hit {
 			continue
 		}
 		start := i - 1
-		for _, ent := range ki.byPair[key] {
+		for _, ent := range ki.byPair[ki.slot(key)] {
 			if !hasPrefixFold(text[start:], ent.kw) {
 				continue
 			}

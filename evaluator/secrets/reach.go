@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"regexp/syntax"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -84,4 +85,72 @@ func maxBytes(re *syntax.Regexp) (int, bool) {
 	default: // empty match, anchors, word boundaries
 		return 0, true
 	}
+}
+
+// anchor is what every match of a rule starts with, when the regex says so: a literal (compared ASCII
+// case-insensitively when fold) that begins with one of the rule's keywords, after a word boundary when
+// boundary. A keyword occurrence that does not start the literal, or that follows a word byte when the
+// regex wants a boundary, cannot start a match and needs no regex run; one that does needs a window that
+// starts at the occurrence.
+type anchor struct {
+	literal        string // lower case when fold
+	fold, boundary bool
+}
+
+// anchorOf returns the anchor of pattern for the given (lower-case) keywords, and false when the regex
+// does not start every match with one of them.
+func anchorOf(pattern string, keywords []string) (anchor, bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return anchor{}, false
+	}
+	var a anchor
+	for {
+		switch re.Op {
+		case syntax.OpCapture:
+			re = re.Sub[0]
+			continue
+		case syntax.OpConcat:
+			if re.Sub[0].Op == syntax.OpWordBoundary && !a.boundary && len(re.Sub) > 1 {
+				a.boundary = true
+				re = &syntax.Regexp{Op: syntax.OpConcat, Sub: re.Sub[1:]}
+				continue
+			}
+			re = re.Sub[0]
+			continue
+		case syntax.OpLiteral:
+			a.fold = re.Flags&syntax.FoldCase != 0
+			a.literal = string(re.Rune)
+		}
+		break
+	}
+	if a.literal == "" {
+		return anchor{}, false
+	}
+	for i := 0; i < len(a.literal); i++ {
+		if a.literal[i] >= utf8.RuneSelf {
+			return anchor{}, false
+		}
+	}
+	lowered := strings.ToLower(a.literal)
+	if a.fold {
+		a.literal = lowered
+	}
+	for _, k := range keywords {
+		if strings.HasPrefix(lowered, k) {
+			return a, true
+		}
+	}
+	return anchor{}, false
+}
+
+// at reports whether a match can start at text[i:].
+func (a *anchor) at(text string, i int) bool {
+	if a.boundary && i > 0 && isWordByte(text[i-1]) && isWordByte(a.literal[0]) {
+		return false
+	}
+	if a.fold {
+		return hasPrefixFold(text[i:], a.literal)
+	}
+	return strings.HasPrefix(text[i:], a.literal)
 }

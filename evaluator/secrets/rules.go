@@ -59,6 +59,8 @@ type rule struct {
 	// before and after bound how far a match can reach from one of its keywords (bytes): the regex runs on
 	// that window around each keyword occurrence, not on the whole text.
 	before, after int
+	// start, when set, is what every match starts with (see anchor).
+	start *anchor
 	// assign marks gitleaks' "name = value" rules, whose keyword must be followed by an assignment.
 	assign bool
 }
@@ -143,6 +145,9 @@ func loadRules(b []byte) (*ruleSet, error) {
 		}
 		if r.before, r.after, err = reach(d.Regex); err != nil {
 			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+		}
+		if a, ok := anchorOf(d.Regex, r.keywords); ok {
+			r.start = &a
 		}
 		if r.allow, err = compileAll(d.Allow); err != nil {
 			return nil, fmt.Errorf("rule %q: %w", d.ID, err)

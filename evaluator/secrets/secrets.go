@@ -259,11 +259,11 @@ func (e *Evaluator) Scan(ctx context.Context, text string) ([]Finding, error) {
 	if len(sc.hits) == 0 {
 		return nil, nil
 	}
-	sort.Slice(sc.hits, func(i, j int) bool {
-		if sc.hits[i].rule != sc.hits[j].rule {
-			return sc.hits[i].rule < sc.hits[j].rule
+	slices.SortFunc(sc.hits, func(a, b hit) int {
+		if a.rule != b.rule {
+			return int(a.rule - b.rule)
 		}
-		return sc.hits[i].pos < sc.hits[j].pos
+		return int(a.pos - b.pos)
 	})
 	var out []Finding
 	hits := sc.hits
@@ -312,6 +312,12 @@ func (r *rule) windows(text string, hits []hit, out []window) []window {
 	for _, h := range hits {
 		p, end := int(h.pos), int(h.pos)+int(h.kwLen)
 		w := window{wordStart(text, max(0, p-r.before)), min(n, end+r.after)}
+		if r.start != nil {
+			if !r.start.at(text, p) {
+				continue
+			}
+			w.start = p
+		}
 		if r.assign {
 			op, ok := assignmentAfter(text, end)
 			if !ok {
@@ -380,7 +386,7 @@ func (e *Evaluator) reportable(r *rule, secret, match, text string, start, end i
 	if secret == "" || (r.entropy > 0 && shannon(secret) <= r.entropy) {
 		return false
 	}
-	if e.allowValues[secret] {
+	if e.allowValues[secret] || isPlaceholder(secret) {
 		return false
 	}
 	if anyMatches(secret, builtin.allow, r.allow, e.allowPatterns) || anyMatches(match, builtin.allowMatch, r.allowMatch) {
@@ -432,7 +438,9 @@ func lineAround(text string, start, end int) string {
 // wordStart moves a window start that falls inside a word back to the word's start (at most 64 bytes), so
 // that a \b at the window's edge does not match where the whole text has none.
 func wordStart(text string, i int) int {
-	for limit := max(0, i-64); i > limit && isWordByte(text[i-1]) && isWordByte(text[i]); i-- {
+	limit := max(0, i-64)
+	for i > limit && isWordByte(text[i-1]) && isWordByte(text[i]) {
+		i--
 	}
 	return i
 }
