@@ -21,10 +21,17 @@ import (
 	"os"
 )
 
+// Where the generated files go, relative to this directory.
+const (
+	defaultRules = "../rules.json"
+	defaultTPs   = "../../../templates/efficacy/testdata/attack_secrets_gitleaks.jsonl"
+	defaultFPs   = "../../../templates/efficacy/testdata/benign_secrets_gitleaks.jsonl"
+)
+
 func main() {
-	rulesOut := flag.String("rules", "../rules.json", "where to write the rule file")
-	tpOut := flag.String("tps", "../../../templates/efficacy/testdata/attack_secrets_gitleaks.jsonl", "where to write the rules' true positives")
-	fpOut := flag.String("fps", "../../../templates/efficacy/testdata/benign_secrets_gitleaks.jsonl", "where to write the rules' false positives")
+	rulesOut := flag.String("rules", defaultRules, "where to write the rule file")
+	tpOut := flag.String("tps", defaultTPs, "where to write the rules' true positives")
+	fpOut := flag.String("fps", defaultFPs, "where to write the rules' false positives")
 	flag.Parse()
 	rules, err := buildRules()
 	if err != nil {

@@ -108,6 +108,9 @@ func convertAllowlists(lists []*config.Allowlist) (allowSet, error) {
 		}
 		out.stopwords = append(out.stopwords, a.StopWords...)
 	}
+	// gitleaks keeps stop words in a set: sorted, so that a generation is reproducible.
+	slices.Sort(out.stopwords)
+	out.stopwords = slices.Compact(out.stopwords)
 	return out, nil
 }
 
