@@ -139,12 +139,28 @@ func loadRules(b []byte) (*ruleSet, error) {
 				return nil, fmt.Errorf("rule %q: keyword %q is shorter than 2 bytes", d.ID, kw)
 			}
 		}
-		r.assign = strings.Contains(d.Regex, assignTemplate)
+		// A keyword gates a rule; where it sits in the match decides the window. In a "name = value" rule
+		// whose keywords are in the name (none is spelled, bar punctuation, in the value's pattern), an assignment must follow
+		// the keyword; typeform's rule is of that shape but its keyword "tfp_" opens the value. Another
+		// rule's keyword that the regex does not spell out (airtable's tokens start "pat", its keyword is
+		// "airtable") may be anywhere near the match, as gitleaks only asks that it occur in the text: such
+		// a rule gets the widest window.
+		lowerRe := strings.ToLower(d.Regex)
+		_, valuePart, isAssign := strings.Cut(lowerRe, strings.ToLower(assignTemplate))
+		r.assign = isAssign
+		spelled := true
+		for _, kw := range r.keywords {
+			r.assign = r.assign && !strings.Contains(valuePart, strings.TrimFunc(kw, isNotAlnum))
+			spelled = spelled && strings.Contains(lowerRe, kw)
+		}
 		if r.re, err = regexp.Compile(d.Regex); err != nil {
 			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
 		}
 		if r.before, r.after, err = reach(d.Regex); err != nil {
 			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+		}
+		if !r.assign && !spelled {
+			r.before, r.after = maxBefore, maxAfter
 		}
 		if a, ok := anchorOf(d.Regex, r.keywords); ok {
 			r.start = &a
@@ -167,6 +183,8 @@ func loadRules(b []byte) (*ruleSet, error) {
 	sort.Strings(rs.groups)
 	return rs, nil
 }
+
+func isNotAlnum(c rune) bool { return !('a' <= c && c <= 'z' || '0' <= c && c <= '9') }
 
 // ruleIDs lists the ids of the vendored rules, for the config schema.
 func (rs *ruleSet) ruleIDs() []string {
