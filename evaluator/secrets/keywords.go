@@ -1,16 +1,27 @@
 package secrets
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // keywordIndex finds the keywords of a set of rules in one pass over a text, comparing ASCII letters
 // case-insensitively: a bitmap of the keywords' first two (lowered) bytes rules out most positions with
-// one lookup, and only positions whose pair starts a keyword are compared in full. The entries of a pair
-// are found by rank in the bitmap (the set bits before it), not by hashing: with two hundred rules, many
-// pairs of ordinary prose start some keyword.
+// one lookup, a bitmap of their first three bytes (hashed) most of the rest, and only the positions left
+// are compared in full. With two hundred rules many pairs of ordinary prose ("ac", "to", "ke") start some
+// keyword, few triples do. The entries of a pair are found by rank in the bitmap (the set bits before
+// it), not by hashing.
 type keywordIndex struct {
-	pairs  [1 << 16 / 64]uint64
-	rank   [1 << 16 / 64]uint16 // set bits in the words before each word
-	byPair [][]keywordEntry     // by rank
+	pairs   [1 << 16 / 64]uint64
+	triples [1 << 16 / 64]uint64
+	rank    [1 << 16 / 64]uint16 // set bits in the words before each word
+	byPair  [][]keywordEntry     // by rank
+	short   []uint16             // the pairs that are whole keywords (2 bytes: "ey", "q~")
+}
+
+// triple hashes three lowered bytes to a bit of keywordIndex.triples.
+func triple(a, b, c byte) uint16 {
+	return uint16((uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 2654435761 >> 16)
 }
 
 // keywordEntry is one distinct keyword and the rules (indexes into Evaluator.rules) it gates.
@@ -38,6 +49,14 @@ func newKeywordIndex(rules []*rule) *keywordIndex {
 		for _, kw := range r.keywords {
 			key := uint16(kw[0])<<8 | uint16(kw[1])
 			ki.pairs[key>>6] |= 1 << (key & 63)
+			if len(kw) == 2 {
+				if !slices.Contains(ki.short, key) {
+					ki.short = append(ki.short, key)
+				}
+			} else {
+				t := triple(kw[0], kw[1], kw[2])
+				ki.triples[t>>6] |= 1 << (t & 63)
+			}
 			list := byPair[key]
 			found := false
 			for i := range list {
@@ -82,6 +101,12 @@ func (ki *keywordIndex) find(text string, out []hit) []hit {
 		prev = cur
 		if ki.pairs[key>>6]&(1<<(key&63)) == 0 {
 			continue
+		}
+		if i+1 < len(text) {
+			t := triple(lowerByte(text[i-1]), cur, lowerByte(text[i+1]))
+			if ki.triples[t>>6]&(1<<(t&63)) == 0 && !slices.Contains(ki.short, key) {
+				continue
+			}
 		}
 		start := i - 1
 		for _, ent := range ki.byPair[ki.slot(key)] {
