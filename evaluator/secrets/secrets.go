@@ -1,6 +1,7 @@
 // Package secrets provides the "secrets" evaluator: it finds credentials (cloud keys, VCS and chat
-// tokens, private keys, JWTs, AI and payment API keys, generic secrets assigned to key/token/password
-// fields) with a vendored subset of gitleaks' rules (rules.json, MIT, see LICENSE.gitleaks).
+// tokens, private keys, JWTs, AI and payment API keys, other services' API keys, generic secrets assigned
+// to key/token/password fields) with gitleaks' default rule set and allow lists, generated from the pinned
+// gitleaks module by ./gitleaksgen into rules.json (MIT, see LICENSE.gitleaks).
 //
 // Importing the package registers the evaluator in evaluator.Default:
 //
@@ -27,8 +28,9 @@ import (
 // Name is the evaluator's registered name.
 const Name = "secrets"
 
-// Version is the evaluator's version as GET /evaluators shows it.
-const Version = "1.0.0"
+// Version is the evaluator's version as GET /evaluators shows it. 1.1.0: gitleaks' whole default rule set
+// (the rule ids of 1.0.0 are unchanged), the "service" group, gitleaks' allow lists in full.
+const Version = "1.1.0"
 
 // Limits of a config.
 const (
@@ -90,7 +92,7 @@ func Factory() evaluator.Factory {
 	return evaluator.Factory{
 		Name: Name,
 		Description: "Finds credentials (cloud keys, VCS and chat tokens, private keys, JWTs, API keys, generic secrets) " +
-			"with gitleaks' rules; reports rule ids and offsets, never the secret.",
+			"with gitleaks' rules (" + builtin.version + "); reports rule ids and offsets, never the secret.",
 		Version:      Version,
 		ConfigSchema: mustJSON(configSchema()),
 		New: func(config map[string]any, _ evaluator.Options) (evaluator.Evaluator, error) {
