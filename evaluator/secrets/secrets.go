@@ -8,7 +8,7 @@
 //	import _ "github.com/guardrail-control/guard/evaluator/secrets"
 //
 // A rule runs only where one of its keywords occurs (ASCII case-insensitively), and only on a window
-// around each occurrence, so that a text without keywords costs one pass per keyword. Matches are
+// around each occurrence, so that a text without keywords costs one pass over its bytes. Matches are
 // reported by rule id, group and byte offsets into the selected text, never with the secret itself.
 package secrets
 
