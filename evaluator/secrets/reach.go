@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -87,70 +88,96 @@ func maxBytes(re *syntax.Regexp) (int, bool) {
 	}
 }
 
-// anchor is what every match of a rule starts with, when the regex says so: a literal (compared ASCII
-// case-insensitively when fold) that begins with one of the rule's keywords, after a word boundary when
-// boundary. A keyword occurrence that does not start the literal, or that follows a word byte when the
-// regex wants a boundary, cannot start a match and needs no regex run; one that does needs a window that
-// starts at the occurrence.
+// anchor is what every match of a rule starts with, when the regex says so: one of a few literals
+// (compared ASCII case-insensitively when folded), each beginning with one of the rule's keywords, after a
+// word boundary when boundary. A keyword occurrence that does not start one of the literals, or that follows
+// a word byte when the regex wants a boundary, cannot start a match and needs no regex run; one that does
+// needs a window that starts at the occurrence.
 type anchor struct {
-	literal        string // lower case when fold
-	fold, boundary bool
+	literals []literal
+	boundary bool
+}
+
+// literal is a literal prefix of a match; lower case when fold.
+type literal struct {
+	s    string
+	fold bool
+}
+
+// leadingLiteral follows captures and the first element of concatenations down to a literal.
+func leadingLiteral(re *syntax.Regexp) (literal, bool) {
+	for {
+		switch re.Op {
+		case syntax.OpCapture:
+			re = re.Sub[0]
+		case syntax.OpConcat:
+			re = re.Sub[0]
+		case syntax.OpLiteral:
+			l := literal{s: string(re.Rune), fold: re.Flags&syntax.FoldCase != 0}
+			for i := 0; i < len(l.s); i++ {
+				if l.s[i] >= utf8.RuneSelf {
+					return literal{}, false
+				}
+			}
+			if l.fold {
+				l.s = strings.ToLower(l.s)
+			}
+			return l, l.s != ""
+		default:
+			return literal{}, false
+		}
+	}
 }
 
 // anchorOf returns the anchor of pattern for the given (lower-case) keywords, and false when the regex
-// does not start every match with one of them.
+// does not start every match with one of them: it starts with a literal, or with an alternation of
+// literals (vault's `hvs\.`|`s\.`), after an optional \b.
 func anchorOf(pattern string, keywords []string) (anchor, bool) {
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
 		return anchor{}, false
 	}
 	var a anchor
-	for {
-		switch re.Op {
-		case syntax.OpCapture:
+	for re.Op == syntax.OpCapture || re.Op == syntax.OpConcat {
+		if re.Op == syntax.OpCapture {
 			re = re.Sub[0]
 			continue
-		case syntax.OpConcat:
-			if re.Sub[0].Op == syntax.OpWordBoundary && !a.boundary && len(re.Sub) > 1 {
-				a.boundary = true
-				re = &syntax.Regexp{Op: syntax.OpConcat, Sub: re.Sub[1:]}
-				continue
-			}
+		}
+		if re.Sub[0].Op == syntax.OpWordBoundary && !a.boundary && len(re.Sub) > 1 {
+			a.boundary = true
+			re = &syntax.Regexp{Op: syntax.OpConcat, Sub: re.Sub[1:]}
+			continue
+		}
+		if re.Sub[0].Op == syntax.OpAlternate || re.Sub[0].Op == syntax.OpCapture || re.Sub[0].Op == syntax.OpConcat {
 			re = re.Sub[0]
 			continue
-		case syntax.OpLiteral:
-			a.fold = re.Flags&syntax.FoldCase != 0
-			a.literal = string(re.Rune)
 		}
 		break
 	}
-	if a.literal == "" {
-		return anchor{}, false
+	branches := []*syntax.Regexp{re}
+	if re.Op == syntax.OpAlternate {
+		branches = re.Sub
 	}
-	for i := 0; i < len(a.literal); i++ {
-		if a.literal[i] >= utf8.RuneSelf {
+	for _, b := range branches {
+		l, ok := leadingLiteral(b)
+		if !ok || !slices.ContainsFunc(keywords, func(k string) bool { return strings.HasPrefix(strings.ToLower(l.s), k) }) {
 			return anchor{}, false
 		}
+		a.literals = append(a.literals, l)
 	}
-	lowered := strings.ToLower(a.literal)
-	if a.fold {
-		a.literal = lowered
-	}
-	for _, k := range keywords {
-		if strings.HasPrefix(lowered, k) {
-			return a, true
-		}
-	}
-	return anchor{}, false
+	return a, true
 }
 
 // at reports whether a match can start at text[i:].
 func (a *anchor) at(text string, i int) bool {
-	if a.boundary && i > 0 && isWordByte(text[i-1]) && isWordByte(a.literal[0]) {
-		return false
+	prevWord := i > 0 && isWordByte(text[i-1])
+	for _, l := range a.literals {
+		if a.boundary && isWordByte(l.s[0]) == prevWord {
+			continue // \b needs a word byte on exactly one side
+		}
+		if l.fold && hasPrefixFold(text[i:], l.s) || !l.fold && strings.HasPrefix(text[i:], l.s) {
+			return true
+		}
 	}
-	if a.fold {
-		return hasPrefixFold(text[i:], a.literal)
-	}
-	return strings.HasPrefix(text[i:], a.literal)
+	return false
 }

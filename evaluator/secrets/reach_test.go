@@ -34,7 +34,10 @@ func TestAnchor(t *testing.T) {
 		{"jwt keyword in the wrong case", jwt, []string{"ey"}, true, "Eye", 0, false},
 		{"case-insensitive literal", `(?i)\b(sg\.[a-z0-9]{5})`, []string{"sg."}, true, "SG.abcde", 0, true},
 		{"literal longer than the keyword", `sntrys_eyJpYXQiO[a-z]+`, []string{"sntrys_"}, true, "sntrys_eyJhbG", 0, false},
-		{"alternation is not anchored", `\b((?:A3T[A-Z0-9]|AKIA|ASIA)[A-Z2-7]{16})\b`, []string{"akia", "asia", "a3t"}, false, "", 0, false},
+		{"factored alternation is not anchored", `\b((?:A3T[A-Z0-9]|AKIA|ASIA)[A-Z2-7]{16})\b`, []string{"akia", "asia", "a3t"}, false, "", 0, false},
+		{"alternation of literals", `\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))`, []string{"hvs.", "s."}, true, "token s.AbC", 6, true},
+		{"alternation of literals, keyword inside a word", `\b((?:hvs\.[\w-]{90,120}|s\.(?i:[a-z0-9]{24})))`, []string{"hvs.", "s."}, true, "rules. Then", 4, false},
+		{"boundary before a non-word byte", `\b-----BEGIN`, []string{"-----begin"}, true, " -----BEGIN", 1, false},
 		{"name = value rule is not anchored", `(?i)[\w.-]{0,50}?(?:adobe)(?:[ \t\w.-]{0,20})=([a-f0-9]{32})`, []string{"adobe"}, false, "", 0, false},
 		{"keyword not at the start", `\bxoxb-[0-9]{10}`, []string{"b-"}, false, "", 0, false},
 	} {
