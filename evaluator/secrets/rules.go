@@ -144,7 +144,7 @@ func loadRules(b []byte) (*ruleSet, error) {
 		// the keyword; typeform's rule is of that shape but its keyword "tfp_" opens the value. Another
 		// rule's keyword that the regex does not spell out (airtable's tokens start "pat", its keyword is
 		// "airtable") may be anywhere near the match, as gitleaks only asks that it occur in the text: such
-		// a rule gets the widest window.
+		// a rule's window reaches maxBefore bytes further on both sides.
 		lowerRe := strings.ToLower(d.Regex)
 		_, valuePart, isAssign := strings.Cut(lowerRe, strings.ToLower(assignTemplate))
 		r.assign = isAssign
@@ -160,7 +160,8 @@ func loadRules(b []byte) (*ruleSet, error) {
 			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
 		}
 		if !r.assign && !spelled {
-			r.before, r.after = maxBefore, maxAfter
+			// The match may lie up to maxBefore bytes away from the keyword, on either side.
+			r.before, r.after = maxBefore, min(r.after+maxBefore, maxAfter)
 		}
 		if a, ok := anchorOf(d.Regex, r.keywords); ok {
 			r.start = &a
