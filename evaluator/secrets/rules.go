@@ -55,7 +55,7 @@ type rule struct {
 	keywords                     []string // lower case
 	secretGroup                  int
 	allow, allowMatch, allowLine []*regexp.Regexp
-	stopwords                    []string
+	stopwords                    stopSet
 	// before and after bound how far a match can reach from one of its keywords (bytes): the regex runs on
 	// that window around each keyword occurrence, not on the whole text.
 	before, after int
@@ -72,7 +72,7 @@ const assignTemplate = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\
 type ruleSet struct {
 	rules                        []*rule
 	allow, allowMatch, allowLine []*regexp.Regexp
-	stopwords                    []string
+	stopwords                    stopSet
 	groups                       []string // sorted, distinct
 	version                      string   // the gitleaks version the rules come from
 }
@@ -114,7 +114,7 @@ func loadRules(b []byte) (*ruleSet, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, err
 	}
-	rs := &ruleSet{stopwords: lower(f.Stopwords), version: f.Version}
+	rs := &ruleSet{stopwords: newStopSet(f.Stopwords), version: f.Version}
 	var err error
 	if rs.allow, err = compileAll(f.Allow); err != nil {
 		return nil, err
@@ -133,7 +133,7 @@ func loadRules(b []byte) (*ruleSet, error) {
 		}
 		seenID[d.ID] = true
 		r := &rule{id: d.ID, group: d.Group, description: d.Description, entropy: d.Entropy,
-			keywords: lower(d.Keywords), secretGroup: d.SecretGroup, stopwords: lower(d.Stopwords)}
+			keywords: lower(d.Keywords), secretGroup: d.SecretGroup, stopwords: newStopSet(d.Stopwords)}
 		for _, kw := range r.keywords {
 			if len(kw) < 2 {
 				return nil, fmt.Errorf("rule %q: keyword %q is shorter than 2 bytes", d.ID, kw)

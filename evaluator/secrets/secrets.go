@@ -397,15 +397,8 @@ func (e *Evaluator) reportable(r *rule, secret, match, text string, start, end i
 	if len(builtin.allowLine)+len(r.allowLine) > 0 && anyMatches(lineAround(text, start, end), builtin.allowLine, r.allowLine) {
 		return false
 	}
-	if len(builtin.stopwords)+len(r.stopwords) > 0 {
-		ls := strings.ToLower(secret)
-		for _, list := range [][]string{builtin.stopwords, r.stopwords} {
-			for _, w := range list {
-				if strings.Contains(ls, w) {
-					return false
-				}
-			}
-		}
+	if builtin.stopwords.in(secret) || r.stopwords.in(secret) {
+		return false
 	}
 	return true
 }
