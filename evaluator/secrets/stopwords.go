@@ -32,7 +32,7 @@ func (s *stopSet) in(secret string) bool {
 	}
 	if s.ac != nil {
 		var buf [32]uint64
-		found := buf[:]
+		var found []uint64
 		if n := (s.ac.Len() + 63) / 64; n <= len(buf) {
 			found = buf[:n]
 		} else {
