@@ -56,3 +56,27 @@ func BenchmarkSecrets2KBWithToken(b *testing.B) {
 func BenchmarkSecrets2KBNoGeneric(b *testing.B) {
 	benchEval(b, map[string]any{"exclude_rules": []any{"generic-api-key"}}, prose2KB)
 }
+
+// config2KB is about 2 KB of a configuration file: assignments to fields named like keys, tokens and
+// passwords, half of them high-entropy values (generic-api-key findings), half placeholders and words.
+var config2KB = func() string {
+	lines := []string{
+		`db_password = "Zq8vN3xR7tL2mK9pW4sY6bH1"`,
+		`cache_key_prefix = "orders-cache"`,
+		`session_secret: "g7Hk2Lp9Qx4Rt8Vm3Nc6Bz1"`,
+		`api_token = "${API_TOKEN}"`,
+		`"auth_token": "Xw5Tq8Lm2Rk9Vp4Nz7Hc3Jb6"`,
+		`service_key: not-configured-yet`,
+		`access_secret = 'Pf3Kd8Wq1Zx6Lm9Rt2Vn5Bh7'`,
+		`password_policy = "min-length-12"`,
+	}
+	var b strings.Builder
+	for i := 0; b.Len() < 2048; i++ {
+		b.WriteString(lines[i%len(lines)])
+		b.WriteByte('\n')
+	}
+	return b.String()[:2048]
+}()
+
+// BenchmarkSecrets2KBConfig: all rules on 2 KB of configuration with generic secrets and stop-word checks.
+func BenchmarkSecrets2KBConfig(b *testing.B) { benchEval(b, nil, config2KB) }

@@ -1,11 +1,27 @@
 package secrets
 
+import (
+	"math/bits"
+	"slices"
+)
+
 // keywordIndex finds the keywords of a set of rules in one pass over a text, comparing ASCII letters
 // case-insensitively: a bitmap of the keywords' first two (lowered) bytes rules out most positions with
-// one lookup, and only positions whose pair starts a keyword are compared in full.
+// one lookup, a bitmap of their first three bytes (hashed) most of the rest, and only the positions left
+// are compared in full. With two hundred rules many pairs of ordinary prose ("ac", "to", "ke") start some
+// keyword, few triples do. The entries of a pair are found by rank in the bitmap (the set bits before
+// it), not by hashing.
 type keywordIndex struct {
-	pairs  [1 << 16 / 64]uint64
-	byPair map[uint16][]keywordEntry
+	pairs   [1 << 16 / 64]uint64
+	triples [1 << 16 / 64]uint64
+	rank    [1 << 16 / 64]uint16 // set bits in the words before each word
+	byPair  [][]keywordEntry     // by rank
+	short   []uint16             // the pairs that are whole keywords (2 bytes: "ey", "q~")
+}
+
+// triple hashes three lowered bytes to a bit of keywordIndex.triples.
+func triple(a, b, c byte) uint16 {
+	return uint16((uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 2654435761 >> 16)
 }
 
 // keywordEntry is one distinct keyword and the rules (indexes into Evaluator.rules) it gates.
@@ -27,12 +43,21 @@ func lowerByte(c byte) byte {
 }
 
 func newKeywordIndex(rules []*rule) *keywordIndex {
-	ki := &keywordIndex{byPair: map[uint16][]keywordEntry{}}
+	ki := &keywordIndex{}
+	byPair := map[uint16][]keywordEntry{}
 	for ri, r := range rules {
 		for _, kw := range r.keywords {
 			key := uint16(kw[0])<<8 | uint16(kw[1])
 			ki.pairs[key>>6] |= 1 << (key & 63)
-			list := ki.byPair[key]
+			if len(kw) == 2 {
+				if !slices.Contains(ki.short, key) {
+					ki.short = append(ki.short, key)
+				}
+			} else {
+				t := triple(kw[0], kw[1], kw[2])
+				ki.triples[t>>6] |= 1 << (t & 63)
+			}
+			list := byPair[key]
 			found := false
 			for i := range list {
 				if list[i].kw == kw {
@@ -43,10 +68,25 @@ func newKeywordIndex(rules []*rule) *keywordIndex {
 			if !found {
 				list = append(list, keywordEntry{kw: kw, rules: []int32{int32(ri)}})
 			}
-			ki.byPair[key] = list
+			byPair[key] = list
 		}
 	}
+	n := 0
+	for w, bitsSet := range ki.pairs {
+		ki.rank[w] = uint16(n)
+		n += bits.OnesCount64(bitsSet)
+	}
+	ki.byPair = make([][]keywordEntry, n)
+	for key, list := range byPair {
+		ki.byPair[ki.slot(key)] = list
+	}
 	return ki
+}
+
+// slot is the index in byPair of a pair whose bit is set.
+func (ki *keywordIndex) slot(key uint16) int {
+	w := ki.pairs[key>>6]
+	return int(ki.rank[key>>6]) + bits.OnesCount64(w&(1<<(key&63)-1))
 }
 
 // find appends a hit for every occurrence of every keyword, for each rule the keyword gates.
@@ -62,8 +102,14 @@ func (ki *keywordIndex) find(text string, out []hit) []hit {
 		if ki.pairs[key>>6]&(1<<(key&63)) == 0 {
 			continue
 		}
+		if i+1 < len(text) {
+			t := triple(lowerByte(text[i-1]), cur, lowerByte(text[i+1]))
+			if ki.triples[t>>6]&(1<<(t&63)) == 0 && !slices.Contains(ki.short, key) {
+				continue
+			}
+		}
 		start := i - 1
-		for _, ent := range ki.byPair[key] {
+		for _, ent := range ki.byPair[ki.slot(key)] {
 			if !hasPrefixFold(text[start:], ent.kw) {
 				continue
 			}

@@ -9,21 +9,28 @@ import (
 	"strings"
 )
 
-// rulesJSON is the vendored rule set: a subset of gitleaks' default rules (MIT, see LICENSE.gitleaks),
-// shipped as data so that it can be updated without touching the scanner.
+// rulesJSON is the rule set, generated from the pinned gitleaks module's default rules (MIT, see
+// LICENSE.gitleaks) by ./gitleaksgen (`go generate`): data, so that the scanner does not change with it and the
+// gitleaks module never enters this module's dependencies.
 //
+//go:generate go run -C gitleaksgen .
 //go:embed rules.json
 var rulesJSON []byte
 
 // ruleFile is the shape of rules.json.
 type ruleFile struct {
-	Source    string     `json:"source"`
-	Allow     []string   `json:"allow"`
-	Stopwords []string   `json:"stopwords"`
-	Rules     []ruleData `json:"rules"`
+	Source     string     `json:"source"`
+	Module     string     `json:"module"`
+	Version    string     `json:"version"`
+	Allow      []string   `json:"allow"`       // regexes; a secret matching one is not reported
+	AllowMatch []string   `json:"allow_match"` // regexes; a whole match containing one is not reported
+	AllowLine  []string   `json:"allow_line"`  // regexes; a match on a line containing one is not reported
+	Stopwords  []string   `json:"stopwords"`   // a secret containing one (case-insensitively) is not reported
+	Rules      []ruleData `json:"rules"`
+	Skipped    []string   `json:"skipped"` // gitleaks rules that need a file path, with the reason
 }
 
-// ruleData is one rule as written in rules.json (gitleaks' fields, plus group, max_len and before).
+// ruleData is one rule as written in rules.json: gitleaks' fields, plus the group guard assigns.
 type ruleData struct {
 	ID          string   `json:"id"`
 	Group       string   `json:"group"`
@@ -34,23 +41,26 @@ type ruleData struct {
 	// SecretGroup selects the capture group holding the secret: 0 (default) the first non-empty group
 	// or the whole match, -1 the whole match.
 	SecretGroup int      `json:"secret_group"`
-	Allow       []string `json:"allow"`       // regexes; a secret matching one is not reported
-	AllowMatch  []string `json:"allow_match"` // regexes; a whole match containing one is not reported
-	Stopwords   []string `json:"stopwords"`   // a secret containing one (case-insensitively) is not reported
-	MaxLen      int      `json:"max_len"`     // longest match expected after the keyword (default 300)
-	Before      int      `json:"before"`      // bytes a match may start before its keyword (default 16, 64 for name = value rules)
+	Allow       []string `json:"allow"`
+	AllowMatch  []string `json:"allow_match"`
+	AllowLine   []string `json:"allow_line"`
+	Stopwords   []string `json:"stopwords"`
 }
 
 // rule is a compiled rule.
 type rule struct {
-	id, group, description string
-	re                     *regexp.Regexp
-	entropy                float64
-	keywords               []string // lower case
-	secretGroup            int
-	allow, allowMatch      []*regexp.Regexp
-	stopwords              []string
-	maxLen, before         int
+	id, group, description       string
+	re                           *regexp.Regexp
+	entropy                      float64
+	keywords                     []string // lower case
+	secretGroup                  int
+	allow, allowMatch, allowLine []*regexp.Regexp
+	stopwords                    stopSet
+	// before and after bound how far a match can reach from one of its keywords (bytes): the regex runs on
+	// that window around each keyword occurrence, not on the whole text.
+	before, after int
+	// start, when set, is what every match starts with (see anchor).
+	start *anchor
 	// assign marks gitleaks' "name = value" rules, whose keyword must be followed by an assignment.
 	assign bool
 }
@@ -60,10 +70,11 @@ const assignTemplate = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\
 
 // ruleSet is the compiled rule file.
 type ruleSet struct {
-	rules     []*rule
-	allow     []*regexp.Regexp
-	stopwords []string
-	groups    []string // sorted, distinct
+	rules                        []*rule
+	allow, allowMatch, allowLine []*regexp.Regexp
+	stopwords                    stopSet
+	groups                       []string // sorted, distinct
+	version                      string   // the gitleaks version the rules come from
 }
 
 // builtin is the compiled vendored rule set; loading it cannot fail at run time (a test checks it).
@@ -103,9 +114,15 @@ func loadRules(b []byte) (*ruleSet, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, err
 	}
-	rs := &ruleSet{stopwords: lower(f.Stopwords)}
+	rs := &ruleSet{stopwords: newStopSet(f.Stopwords), version: f.Version}
 	var err error
 	if rs.allow, err = compileAll(f.Allow); err != nil {
+		return nil, err
+	}
+	if rs.allowMatch, err = compileAll(f.AllowMatch); err != nil {
+		return nil, err
+	}
+	if rs.allowLine, err = compileAll(f.AllowLine); err != nil {
 		return nil, err
 	}
 	seenGroup := map[string]bool{}
@@ -116,27 +133,46 @@ func loadRules(b []byte) (*ruleSet, error) {
 		}
 		seenID[d.ID] = true
 		r := &rule{id: d.ID, group: d.Group, description: d.Description, entropy: d.Entropy,
-			keywords: lower(d.Keywords), secretGroup: d.SecretGroup, stopwords: lower(d.Stopwords),
-			maxLen: d.MaxLen, before: d.Before}
-		r.assign = strings.Contains(d.Regex, assignTemplate)
-		if r.maxLen <= 0 {
-			r.maxLen = 300
-		}
-		if r.before <= 0 {
-			// A "name = value" match starts up to 50 name bytes before its keyword; the other rules'
-			// keywords open their token, a word boundary or a separator away from the match start.
-			r.before = 16
-			if r.assign {
-				r.before = 64
+			keywords: lower(d.Keywords), secretGroup: d.SecretGroup, stopwords: newStopSet(d.Stopwords)}
+		for _, kw := range r.keywords {
+			if len(kw) < 2 {
+				return nil, fmt.Errorf("rule %q: keyword %q is shorter than 2 bytes", d.ID, kw)
 			}
+		}
+		// A keyword gates a rule; where it sits in the match decides the window. In a "name = value" rule
+		// whose keywords are in the name (none is spelled, bar punctuation, in the value's pattern), an assignment must follow
+		// the keyword; typeform's rule is of that shape but its keyword "tfp_" opens the value. Another
+		// rule's keyword that the regex does not spell out (airtable's tokens start "pat", its keyword is
+		// "airtable") may be anywhere near the match, as gitleaks only asks that it occur in the text: such
+		// a rule's window reaches maxBefore bytes further on both sides.
+		lowerRe := strings.ToLower(d.Regex)
+		_, valuePart, isAssign := strings.Cut(lowerRe, strings.ToLower(assignTemplate))
+		r.assign = isAssign
+		spelled := true
+		for _, kw := range r.keywords {
+			r.assign = r.assign && !strings.Contains(valuePart, strings.TrimFunc(kw, isNotAlnum))
+			spelled = spelled && strings.Contains(lowerRe, kw)
 		}
 		if r.re, err = regexp.Compile(d.Regex); err != nil {
 			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+		}
+		if r.before, r.after, err = reach(d.Regex); err != nil {
+			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+		}
+		if !r.assign && !spelled {
+			// The match may lie up to maxBefore bytes away from the keyword, on either side.
+			r.before, r.after = maxBefore, min(r.after+maxBefore, maxAfter)
+		}
+		if a, ok := anchorOf(d.Regex, r.keywords); ok {
+			r.start = &a
 		}
 		if r.allow, err = compileAll(d.Allow); err != nil {
 			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
 		}
 		if r.allowMatch, err = compileAll(d.AllowMatch); err != nil {
+			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+		}
+		if r.allowLine, err = compileAll(d.AllowLine); err != nil {
 			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
 		}
 		rs.rules = append(rs.rules, r)
@@ -148,6 +184,8 @@ func loadRules(b []byte) (*ruleSet, error) {
 	sort.Strings(rs.groups)
 	return rs, nil
 }
+
+func isNotAlnum(c rune) bool { return !('a' <= c && c <= 'z' || '0' <= c && c <= '9') }
 
 // ruleIDs lists the ids of the vendored rules, for the config schema.
 func (rs *ruleSet) ruleIDs() []string {

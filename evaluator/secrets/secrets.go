@@ -1,13 +1,14 @@
 // Package secrets provides the "secrets" evaluator: it finds credentials (cloud keys, VCS and chat
-// tokens, private keys, JWTs, AI and payment API keys, generic secrets assigned to key/token/password
-// fields) with a vendored subset of gitleaks' rules (rules.json, MIT, see LICENSE.gitleaks).
+// tokens, private keys, JWTs, AI and payment API keys, other services' API keys, generic secrets assigned
+// to key/token/password fields) with gitleaks' default rule set and allow lists, generated from the pinned
+// gitleaks module by ./gitleaksgen into rules.json (MIT, see LICENSE.gitleaks).
 //
 // Importing the package registers the evaluator in evaluator.Default:
 //
 //	import _ "github.com/guardrail-control/guard/evaluator/secrets"
 //
 // A rule runs only where one of its keywords occurs (ASCII case-insensitively), and only on a window
-// around each occurrence, so that a text without keywords costs one pass per keyword. Matches are
+// around each occurrence, so that a text without keywords costs one pass over its bytes. Matches are
 // reported by rule id, group and byte offsets into the selected text, never with the secret itself.
 package secrets
 
@@ -27,8 +28,9 @@ import (
 // Name is the evaluator's registered name.
 const Name = "secrets"
 
-// Version is the evaluator's version as GET /evaluators shows it.
-const Version = "1.0.0"
+// Version is the evaluator's version as GET /evaluators shows it. 1.1.0: gitleaks' whole default rule set
+// (the rule ids of 1.0.0 are unchanged), the "service" group, gitleaks' allow lists in full.
+const Version = "1.1.0"
 
 // Limits of a config.
 const (
@@ -90,7 +92,7 @@ func Factory() evaluator.Factory {
 	return evaluator.Factory{
 		Name: Name,
 		Description: "Finds credentials (cloud keys, VCS and chat tokens, private keys, JWTs, API keys, generic secrets) " +
-			"with gitleaks' rules; reports rule ids and offsets, never the secret.",
+			"with gitleaks' rules (" + builtin.version + "); reports rule ids and offsets, never the secret.",
 		Version:      Version,
 		ConfigSchema: mustJSON(configSchema()),
 		New: func(config map[string]any, _ evaluator.Options) (evaluator.Evaluator, error) {
@@ -259,11 +261,11 @@ func (e *Evaluator) Scan(ctx context.Context, text string) ([]Finding, error) {
 	if len(sc.hits) == 0 {
 		return nil, nil
 	}
-	sort.Slice(sc.hits, func(i, j int) bool {
-		if sc.hits[i].rule != sc.hits[j].rule {
-			return sc.hits[i].rule < sc.hits[j].rule
+	slices.SortFunc(sc.hits, func(a, b hit) int {
+		if a.rule != b.rule {
+			return int(a.rule - b.rule)
 		}
-		return sc.hits[i].pos < sc.hits[j].pos
+		return int(a.pos - b.pos)
 	})
 	var out []Finding
 	hits := sc.hits
@@ -311,13 +313,19 @@ func (r *rule) windows(text string, hits []hit, out []window) []window {
 	n := len(text)
 	for _, h := range hits {
 		p, end := int(h.pos), int(h.pos)+int(h.kwLen)
-		w := window{max(0, p-r.before), min(n, end+r.maxLen)}
+		w := window{wordStart(text, max(0, p-r.before)), min(n, end+r.after)}
+		if r.start != nil {
+			if !r.start.at(text, p) {
+				continue
+			}
+			w.start = p
+		}
 		if r.assign {
 			op, ok := assignmentAfter(text, end)
 			if !ok {
 				continue
 			}
-			w.end = min(n, op+r.maxLen)
+			w.end = min(n, op+r.after)
 		}
 		// Merge overlapping windows, but keep each under maxWindow bytes: the regexes are linear, yet a
 		// text crowded with keywords must not turn into one long regex run that cannot be interrupted.
@@ -347,7 +355,7 @@ func (e *Evaluator) scanWindow(r *rule, text string, w window, out []Finding) []
 	for _, m := range matches {
 		s, t := secretSpan(m, r.secretGroup)
 		secret := sub[s:t]
-		if !e.reportable(r, secret, sub[m[0]:m[1]]) {
+		if !e.reportable(r, secret, sub[m[0]:m[1]], text, w.start+m[0], w.start+m[1]) {
 			continue
 		}
 		f := Finding{Rule: r.id, Group: r.group, Start: w.start + s, End: w.start + t}
@@ -373,37 +381,67 @@ func secretSpan(m []int, group int) (int, int) {
 	return m[0], m[1]
 }
 
-// reportable applies the entropy threshold and the allow-lists of gitleaks and of the config.
-func (e *Evaluator) reportable(r *rule, secret, match string) bool {
-	if secret == "" || (r.entropy > 0 && shannon(secret) < r.entropy) {
+// reportable applies the entropy threshold and the allow-lists of gitleaks and of the config to a match
+// (text[start:end]) and its secret.
+func (e *Evaluator) reportable(r *rule, secret, match, text string, start, end int) bool {
+	// gitleaks drops a secret whose entropy is not above the threshold.
+	if secret == "" || (r.entropy > 0 && shannon(secret) <= r.entropy) {
 		return false
 	}
-	if e.allowValues[secret] {
+	if e.allowValues[secret] || isPlaceholder(secret) {
 		return false
 	}
-	for _, list := range [][]*regexp.Regexp{builtin.allow, r.allow, e.allowPatterns} {
-		for _, re := range list {
-			if re.MatchString(secret) {
-				return false
-			}
-		}
+	if anyMatches(secret, builtin.allow, r.allow, e.allowPatterns) || anyMatches(match, builtin.allowMatch, r.allowMatch) {
+		return false
 	}
-	for _, re := range r.allowMatch {
-		if re.MatchString(match) {
-			return false
-		}
+	if len(builtin.allowLine)+len(r.allowLine) > 0 && anyMatches(lineAround(text, start, end), builtin.allowLine, r.allowLine) {
+		return false
 	}
-	if len(builtin.stopwords)+len(r.stopwords) > 0 {
-		ls := strings.ToLower(secret)
-		for _, list := range [][]string{builtin.stopwords, r.stopwords} {
-			for _, w := range list {
-				if strings.Contains(ls, w) {
-					return false
-				}
-			}
-		}
+	if builtin.stopwords.in(secret) || r.stopwords.in(secret) {
+		return false
 	}
 	return true
+}
+
+// anyMatches reports whether a regex of one of the lists matches s.
+func anyMatches(s string, lists ...[]*regexp.Regexp) bool {
+	for _, list := range lists {
+		for _, re := range list {
+			if re.MatchString(s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lineAround is the line of text holding text[start:end] (the match may span several lines).
+func lineAround(text string, start, end int) string {
+	if i := strings.LastIndexByte(text[:start], '\n'); i >= 0 {
+		start = i + 1
+	} else {
+		start = 0
+	}
+	if i := strings.IndexByte(text[end:], '\n'); i >= 0 {
+		end += i
+	} else {
+		end = len(text)
+	}
+	return text[start:end]
+}
+
+// wordStart moves a window start that falls inside a word back to the word's start (at most 64 bytes), so
+// that a \b at the window's edge does not match where the whole text has none.
+func wordStart(text string, i int) int {
+	limit := max(0, i-64)
+	for i > limit && isWordByte(text[i-1]) && isWordByte(text[i]) {
+		i--
+	}
+	return i
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
 }
 
 // shannon is the Shannon entropy of s in bits per byte, as gitleaks computes it.

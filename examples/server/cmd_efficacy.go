@@ -51,8 +51,12 @@ func runEfficacy(ctx context.Context, env *commandEnv, args []string) error {
 	}
 	o := efficacy.Options{Dir: d, Templates: only}
 	if *misses {
-		o.Miss = func(t, c string, it efficacy.Item) { fmt.Fprintf(env.stdout, "MISS %s %s %q\n", t, c, it.Text) }
-		o.FalsePos = func(t, c string, it efficacy.Item) { fmt.Fprintf(env.stdout, "FP   %s %s %q\n", t, c, it.Text) }
+		o.Miss = func(t, c string, it efficacy.Item) {
+			fmt.Fprintf(env.stdout, "MISS %s %s%s %q\n", t, c, ruleSuffix(it), it.Text)
+		}
+		o.FalsePos = func(t, c string, it efficacy.Item) {
+			fmt.Fprintf(env.stdout, "FP   %s %s%s %q\n", t, c, ruleSuffix(it), it.Text)
+		}
 	}
 	rep, err := efficacy.Run(ctx, o)
 	if err != nil {
@@ -69,4 +73,12 @@ func runEfficacy(ctx context.Context, env *commandEnv, args []string) error {
 		return enc.Encode(efficacy.FloorsOf(rep))
 	}
 	return rep.WriteText(env.stdout)
+}
+
+// ruleSuffix names the rule an example was written for (the secret rules' own examples carry it).
+func ruleSuffix(it efficacy.Item) string {
+	if it.Rule == "" {
+		return ""
+	}
+	return " [" + it.Rule + "]"
 }

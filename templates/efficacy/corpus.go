@@ -18,10 +18,13 @@ import (
 //go:embed testdata/*.jsonl
 var own embed.FS
 
-// Item is one corpus line: a text and, for documents with labelled personal data, its spans.
+// Item is one corpus line: a text and, for documents with labelled personal data, its spans; for a secret
+// scanner's per-rule examples, the rule and its family (the secrets evaluator's rule group).
 type Item struct {
-	Text  string `json:"text"`
-	Spans []Span `json:"spans,omitempty"`
+	Text   string `json:"text"`
+	Spans  []Span `json:"spans,omitempty"`
+	Rule   string `json:"rule,omitempty"`
+	Family string `json:"family,omitempty"`
 }
 
 // Span is a labelled piece of a document; Start and End count characters (runes), as the corpus does.

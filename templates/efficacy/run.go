@@ -117,6 +117,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 					continue
 				}
 				row := Row{Template: s.Template, Corpus: c, Kind: group.kind, Items: len(items)}
+				families := map[string]*Row{} // items labelled with a rule family also count in their family's row
 				for _, it := range items {
 					res, err := eng.Evaluate(ctx, s.Step(it.Text), s.Stage)
 					if err != nil {
@@ -126,8 +127,27 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 						row.Errors++
 					}
 					hit := len(res.Matches) > 0
+					if group.kind == Benign && it.Rule != "" {
+						// A rule's own false positive counts when that rule fires: some are another rule's
+						// true positives (gitleaks lists a Cloudflare origin CA key as not a global API key).
+						hit = firedRule(res, it.Rule)
+					}
 					if hit {
 						row.Hits++
+					}
+					if it.Family != "" {
+						fam := families[it.Family]
+						if fam == nil {
+							fam = &Row{Template: s.Template + ":" + it.Family, Corpus: c, Kind: group.kind}
+							families[it.Family] = fam
+						}
+						fam.Items++
+						if hit {
+							fam.Hits++
+						}
+						if len(res.Errors) > 0 {
+							fam.Errors++
+						}
 					}
 					switch {
 					case group.kind == Attack && !hit && o.Miss != nil:
@@ -138,6 +158,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				}
 				row.Rate = rate(row.Hits, row.Items)
 				rep.Rows = append(rep.Rows, row)
+				names := make([]string, 0, len(families))
+				for f := range families {
+					names = append(names, f)
+				}
+				sort.Strings(names)
+				for _, f := range names {
+					fam := families[f]
+					fam.Rate = rate(fam.Hits, fam.Items)
+					rep.Rows = append(rep.Rows, *fam)
+				}
 			}
 		}
 	}
@@ -147,6 +177,20 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// firedRule reports whether a match of res was made by the secret rule id (the secrets evaluator lists its
+// rules in the result's metadata).
+func firedRule(res *guard.Result, id string) bool {
+	for _, m := range res.Matches {
+		rules, _ := m.Result.Metadata["rules"].([]any)
+		for _, r := range rules {
+			if r == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func rate(hits, n int) float64 {

@@ -60,6 +60,11 @@ const (
 	ownBenignText = "own/benign_text"
 	ownBenignArgs = "own/benign_args"
 	ownBenignSec  = "own/benign_secrets"
+	// The secret rules' own examples: the true and false positives each rule of gitleaks' default rule set
+	// is validated with, generated with the rules (evaluator/secrets/gitleaksgen), each labelled with its
+	// rule and family.
+	ownGitleaksTP = "own/attack_secrets_gitleaks"
+	ownGitleaksFP = "own/benign_secrets_gitleaks"
 	ownPII        = "own/pii_documents"
 
 	// Cases of sql-injection alone (issue 28): injections inside query-string and JSON values, and whole
@@ -89,7 +94,7 @@ var Suites = []Suite{
 	{Template: "jailbreak-markers", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{sharedJailbreak, ownJailbreak}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "secrets-in-inputs", Stage: guard.StagePre, Step: llmInput,
-		Attacks: []string{ownSecrets}, Benign: []string{ownBenignSec, sharedPrompts, ownBenignText}},
+		Attacks: []string{ownSecrets, ownGitleaksTP}, Benign: []string{ownBenignSec, ownGitleaksFP, sharedPrompts, ownBenignText}},
 }
 
 // optionalCorpora are the shared corpora whose absence from the directory is not a defect of the run: the
