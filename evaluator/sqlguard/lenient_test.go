@@ -25,6 +25,22 @@ func TestLenientParse(t *testing.T) {
 		{"a statement keyword is never a name", "select * from drop", "parse", nil},
 		{"injection text still fails", "x' or 1=1 intersect select 1 --", "parse", nil},
 		{"delete without where after the rewrite", "delete from show", "missing_where", nil},
+		{"derived table without an alias", "select count(*) from (select a from t intersect select b from u)", "", []string{"SELECT"}},
+		{"derived table without an alias before where", "select * from (select id from t) where id > 1", "", []string{"SELECT"}},
+		{"derived tables nested, no aliases", "select * from (select * from (select 1))", "", []string{"SELECT"}},
+		{"derived table after a comma", "select * from o, (select id from p) where o.pid = 1", "", []string{"SELECT"}},
+		{"derived table in a subquery", "select 1 from t where (select count(*) from (select 1 from u)) > 0", "", []string{"SELECT"}},
+		{"cast to integer", "select cast(price as integer), cast(name as text) from products", "", []string{"SELECT"}},
+		{"is not distinct from", "select * from t where a is not distinct from b", "", []string{"SELECT"}},
+		{"is distinct from", "select * from t where a is distinct from b", "", []string{"SELECT"}},
+		{"nulls last", "select name from users order by created_at desc nulls last", "", []string{"SELECT"}},
+		{"full outer join", "select * from t1 full outer join t2 on t1.id = t2.id", "", []string{"SELECT"}},
+		{"full join after an alias", "select a.id from accounts a full join ledgers l on l.id = a.id", "", []string{"SELECT"}},
+		{"a column named rank", "select name, rank from ranking where rank <= 3", "", []string{"SELECT"}},
+		{"a parenthesised expression is not a derived table", "select (1 + 2) from t)", "parse", nil},
+		{"drop hidden after a derived table", "select * from (select 1); drop table t", "operation_blocked", nil},
+		{"delete with a derived table, no where", "delete from t where id in (select id from (select id from u))", "", []string{"DELETE"}},
+		{"an alias is not a statement", "select * from (select 1) drop table t", "parse", nil},
 	}
 	e := build(t, cfg)
 	for _, c := range cases {
