@@ -3,6 +3,8 @@ package evaluator
 import (
 	"regexp"
 	"regexp/syntax"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/guardrail-control/guard/internal/ahocorasick"
@@ -55,7 +57,7 @@ func newBranchFilter(pattern, prefix string) *branchFilter {
 		if parsed, err := syntax.Parse(prefix+p, syntax.Perl); err == nil {
 			parsed = parsed.Simplify()
 			f.folds = f.folds || hasFoldCase(parsed)
-			for _, set := range requiredSets(parsed) {
+			for _, set := range selectiveSets(requiredSets(parsed)) {
 				var idset []int32
 				for _, l := range set {
 					id, ok := ids[l]
@@ -142,6 +144,44 @@ func requiredSets(re *syntax.Regexp) [][]string {
 	}
 	if set, _, ok := requiredLiterals(re); ok {
 		add(set)
+	}
+	return out
+}
+
+// Literal sets that gate a branch cost a scan step whenever one of their literals occurs, and a set with
+// a one- or two-byte literal (":", "s", "in") occurs nearly everywhere, so it filters little and slows
+// the scan most. selectiveSets keeps the sets whose every literal has at least minGateLiteral bytes
+// (each once), longest shortest literal first; a branch with no such set keeps its most selective one.
+// Any subset of the required sets is still required, so the filter stays exact.
+const minGateLiteral = 3
+
+func selectiveSets(sets [][]string) [][]string {
+	if len(sets) <= 1 {
+		return sets
+	}
+	shortest := func(set []string) int {
+		n := int(^uint(0) >> 1)
+		for _, l := range set {
+			n = min(n, len(l))
+		}
+		return n
+	}
+	sorted := slices.Clone(sets)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		si, sj := shortest(sorted[i]), shortest(sorted[j])
+		if si != sj {
+			return si > sj
+		}
+		return len(sorted[i]) < len(sorted[j])
+	})
+	var out [][]string
+	for _, set := range sorted {
+		if shortest(set) >= minGateLiteral && !slices.ContainsFunc(out, func(o []string) bool { return slices.Equal(o, set) }) {
+			out = append(out, set)
+		}
+	}
+	if len(out) == 0 {
+		out = sorted[:1]
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"context"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -107,4 +108,26 @@ func FuzzBranchFilterAgrees(f *testing.F) {
 			t.Fatalf("%q on %q: filter %v, pattern %v", prefix+pattern, text, got, !got)
 		}
 	})
+}
+
+// TestSelectiveSets: the sets that gate a branch leave out one- and two-byte literals (they occur nearly
+// everywhere), keep each set once, longest shortest literal first, and keep the best set when none is
+// long enough.
+func TestSelectiveSets(t *testing.T) {
+	cases := []struct {
+		name string
+		in   [][]string
+		want [][]string
+	}{
+		{"short sets dropped", [][]string{{"in", "on"}, {"ignore", "forget"}, {":"}}, [][]string{{"ignore", "forget"}}},
+		{"duplicates kept once", [][]string{{"rules"}, {"rules"}, {"mode"}}, [][]string{{"rules"}, {"mode"}}},
+		{"longest first", [][]string{{"abc"}, {"abcdef", "ghijk"}}, [][]string{{"abcdef", "ghijk"}, {"abc"}}},
+		{"none long enough keeps the best", [][]string{{"s"}, {"in", "on"}}, [][]string{{"in", "on"}}},
+		{"a single set stays", [][]string{{"i"}}, [][]string{{"i"}}},
+	}
+	for _, c := range cases {
+		if got := selectiveSets(c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
 }
