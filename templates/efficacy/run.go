@@ -8,7 +8,9 @@ package efficacy
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -84,6 +86,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, false
 		}
 		items, err := Load(o.Dir, name)
+		if err != nil && optionalShared[name] && errors.Is(err, fs.ErrNotExist) {
+			cache[name] = nil
+			return nil, false
+		}
 		if err != nil {
 			rep.Skipped = append(rep.Skipped, err.Error())
 			cache[name] = nil

@@ -41,6 +41,11 @@ const (
 	sharedSQL       = "benign_sql"
 	sharedPII       = "pii_documents"
 
+	// Corpora a directory may hold or not (../shared/efficacy has none of them; a held-out set may):
+	// measured when present, left out silently when absent.
+	sharedExtraction = "attack_prompt_extraction"
+	sharedArgs       = "benign_args"
+
 	ownSQLi       = "own/attack_sqli"
 	ownCmdi       = "own/attack_command_injection"
 	ownShell      = "own/attack_destructive_shell"
@@ -58,6 +63,9 @@ const (
 	ownPII        = "own/pii_documents"
 )
 
+// optionalShared are the shared corpora whose absence from the directory is not a skip.
+var optionalShared = map[string]bool{sharedExtraction: true, sharedArgs: true}
+
 // Suites are the measured templates. Every template a security team would turn on against attacker text is
 // here; the approval and allow-list templates decide on values the operator chose, not on attacker text.
 var Suites = []Suite{
@@ -66,7 +74,7 @@ var Suites = []Suite{
 	{Template: "destructive-sql", Params: map[string]any{"tool_names": []any{"run_sql"}}, Stage: guard.StagePre, Step: sqlTool,
 		Attacks: []string{sharedSQLi, ownSQLi}, Benign: []string{sharedSQL, ownBenignSQL}},
 	{Template: "command-injection", Stage: guard.StagePre, Step: toolInput("shell"),
-		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{ownBenignArgs, sharedPrompts, ownBenignText, ownBenignURL}},
+		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{sharedArgs, ownBenignArgs, sharedPrompts, ownBenignText, ownBenignURL}},
 	{Template: "destructive-shell", Stage: guard.StagePre, Step: toolInput("shell"),
 		Attacks: []string{ownShell}, Benign: []string{ownBenignSh, sharedPrompts, ownBenignText}},
 	{Template: "dangerous-uris", Stage: guard.StagePre, Step: toolInput("fetch"),
@@ -74,7 +82,7 @@ var Suites = []Suite{
 	{Template: "prompt-injection", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{sharedInjection, ownInjection}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "system-prompt-extraction", Stage: guard.StagePre, Step: llmInput,
-		Attacks: []string{ownExtraction}, Benign: []string{sharedPrompts, ownBenignText}},
+		Attacks: []string{sharedExtraction, ownExtraction}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "jailbreak-markers", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{sharedJailbreak, ownJailbreak}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "secrets-in-inputs", Stage: guard.StagePre, Step: llmInput,
