@@ -149,11 +149,10 @@ func requiredSets(re *syntax.Regexp) [][]string {
 }
 
 // Literal sets that gate a branch cost a scan step whenever one of their literals occurs, and a set with
-// a one- or two-byte literal (":", "s", "in") occurs nearly everywhere, so it filters little and slows
-// the scan most. selectiveSets keeps the sets whose every literal has at least minGateLiteral bytes
+// a one-byte literal (":", "s") occurs nearly everywhere, so it filters little and slows the scan. selectiveSets keeps the sets whose every literal has at least minGateLiteral bytes
 // (each once), longest shortest literal first; a branch with no such set keeps its most selective one.
 // Any subset of the required sets is still required, so the filter stays exact.
-const minGateLiteral = 3
+const minGateLiteral = 2
 
 func selectiveSets(sets [][]string) [][]string {
 	if len(sets) <= 1 {
