@@ -18,6 +18,8 @@ import (
 //     and PostgreSQL allow for non-reserved words, is quoted with backticks when the parser stops on it in a
 //     name position (after SELECT, FROM, JOIN, AS, BY, WHERE, AND, OR, ON, SET, a comma or a dot). Statement and clause keywords are never quoted,
 //     so a second statement or a clause an attacker smuggles in cannot be turned into a name;
+//   - the forms of PostgreSQL, SQLite and SQL Server in lenient_forms.go (::casts, ILIKE, RETURNING,
+//     ON CONFLICT, DISTINCT ON, FETCH FIRST, $1 parameters, [bracketed] names, TOP n), rewritten once;
 //   - the dialect forms of lenient_dialect.go (a derived table without an alias, CAST to INTEGER or TEXT,
 //     IS [NOT] DISTINCT FROM, NULLS FIRST/LAST, FULL [OUTER] JOIN), each rewritten to the MySQL form that
 //     keeps the tables, columns and statements the rules look at.
@@ -32,6 +34,9 @@ const maxLenientRetries = 8
 // rewritten query does not parse either.
 func (e *Evaluator) parseLenient(piece string, first error) (sqlparser.Statement, error) {
 	q, changed := rewriteSetOps(piece)
+	if q2, ok := rewriteForms(q); ok {
+		q, changed = q2, true
+	}
 	err := first
 	if changed {
 		st, perr := e.parser.Parse(q)

@@ -41,6 +41,21 @@ func TestLenientParse(t *testing.T) {
 		{"drop hidden after a derived table", "select * from (select 1); drop table t", "operation_blocked", nil},
 		{"delete with a derived table, no where", "delete from t where id in (select id from (select id from u))", "", []string{"DELETE"}},
 		{"an alias is not a statement", "select * from (select 1) drop table t", "parse", nil},
+		{"postgres casts", "select price::numeric(10, 2), created_at::date from orders", "", []string{"SELECT"}},
+		{"ilike", "select * from t where name ilike 'a%'", "", []string{"SELECT"}},
+		{"on conflict do nothing", "insert into t (a) values (1) on conflict (a) do nothing", "", []string{"INSERT"}},
+		{"returning", "update t set a = 1 where id = 2 returning a", "", []string{"UPDATE"}},
+		{"returning does not hide a missing where", "delete from t returning id", "missing_where", nil},
+		{"returning does not hide a second statement", "update t set a = 1 where id = 1 returning *; drop table t", "operation_blocked", nil},
+		{"insert or replace", "insert or replace into t (a) values (1)", "", []string{"REPLACE"}},
+		{"distinct on", "select distinct on (a) a, b from t order by a, b", "", []string{"SELECT"}},
+		{"aggregate filter", "select count(*) filter (where active) from users", "", []string{"SELECT"}},
+		{"fetch first", "select * from events order by ts fetch first 10 rows only", "", []string{"SELECT"}},
+		{"interval literal", "select now() - interval '1 day'", "", []string{"SELECT"}},
+		{"positional parameters", "select * from users where id = $1 and org = $2", "", []string{"SELECT"}},
+		{"sql server names and top", "select top 10 [Order], [Customer Name] from [dbo].[Orders] where [Status] = 'open'", "", []string{"SELECT"}},
+		{"forms inside strings are left alone", "select '::text ilike' from t where a = '$1'", "", []string{"SELECT"}},
+		{"injection with a cast still fails", "1' or 1=1::int --", "parse", nil},
 	}
 	e := build(t, cfg)
 	for _, c := range cases {
