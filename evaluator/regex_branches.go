@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/guardrail-control/guard/internal/ahocorasick"
@@ -148,41 +147,34 @@ func requiredSets(re *syntax.Regexp) [][]string {
 	return out
 }
 
-// Literal sets that gate a branch cost a scan step whenever one of their literals occurs, and a set with
-// a one-byte literal (":", "s") occurs nearly everywhere, so it filters little and slows the scan. selectiveSets keeps the sets whose every literal has at least minGateLiteral bytes
-// (each once), longest shortest literal first; a branch with no such set keeps its most selective one.
-// Any subset of the required sets is still required, so the filter stays exact.
-const minGateLiteral = 2
-
+// Literal sets that gate a branch cost a scan step whenever one of their literals occurs. A set with a
+// one-letter literal ("s" of "rules?", "i") occurs in nearly every text, so it filters nothing and slows
+// the scan; selectiveSets leaves such sets out and keeps each other set once. A one-character set of
+// punctuation ("'", "=") stays: in prose it is rare, and it is what gates a SQL injection family. A
+// branch with no other set keeps its first one. Any subset of the required sets is still required, so
+// the filter stays exact.
 func selectiveSets(sets [][]string) [][]string {
-	if len(sets) <= 1 {
-		return sets
-	}
-	shortest := func(set []string) int {
-		n := int(^uint(0) >> 1)
-		for _, l := range set {
-			n = min(n, len(l))
-		}
-		return n
-	}
-	sorted := slices.Clone(sets)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		si, sj := shortest(sorted[i]), shortest(sorted[j])
-		if si != sj {
-			return si > sj
-		}
-		return len(sorted[i]) < len(sorted[j])
-	})
 	var out [][]string
-	for _, set := range sorted {
-		if shortest(set) >= minGateLiteral && !slices.ContainsFunc(out, func(o []string) bool { return slices.Equal(o, set) }) {
-			out = append(out, set)
+	for _, set := range sets {
+		if hasLetterLiteral(set) || slices.ContainsFunc(out, func(o []string) bool { return slices.Equal(o, set) }) {
+			continue
 		}
+		out = append(out, set)
 	}
-	if len(out) == 0 {
-		out = sorted[:1]
+	if len(out) == 0 && len(sets) > 0 {
+		out = sets[:1]
 	}
 	return out
+}
+
+// hasLetterLiteral reports whether set holds a one-byte literal that is a letter or a digit.
+func hasLetterLiteral(set []string) bool {
+	for _, l := range set {
+		if len(l) == 1 && ('a' <= l[0] && l[0] <= 'z' || 'A' <= l[0] && l[0] <= 'Z' || '0' <= l[0] && l[0] <= '9') {
+			return true
+		}
+	}
+	return false
 }
 
 // asciiFoldsIn reports whether text holds one of the two non-ASCII characters that Unicode case folding
