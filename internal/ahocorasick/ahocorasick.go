@@ -254,9 +254,14 @@ func (a *Automaton) Scan(text string, found []uint64) (nonASCII bool) {
 		}
 		return false
 	}
+	var seenBits [seenStates / 64]uint64
+	seen := &seenBits
+	if len(a.fail) > seenStates {
+		seen = nil
+	}
 	overlap := a.maxLen - 1
 	if len(text) < minSplitText || overlap > len(text)/4 {
-		_, high := a.scanFrom(a.denseRow[0], text, found)
+		_, high := a.scanFrom(a.denseRow[0], text, found, seen)
 		return high >= 0x80
 	}
 	mid := len(text) / 2
@@ -271,31 +276,35 @@ func (a *Automaton) Scan(text string, found []uint64) (nonASCII bool) {
 			if v := dense[int(x)+int(classes[b])]; v >= 0 {
 				x = v
 			} else {
-				x = a.enter(^v, found)
+				x = a.enter(^v, found, seen)
 			}
 		} else {
-			x = a.enter(a.sparseNext(^x, classes[b]), found)
+			x = a.enter(a.sparseNext(^x, classes[b]), found, seen)
 		}
 		if y >= 0 {
 			if v := dense[int(y)+int(classes[c])]; v >= 0 {
 				y = v
 			} else {
-				y = a.enter(^v, found)
+				y = a.enter(^v, found, seen)
 			}
 		} else {
-			y = a.enter(a.sparseNext(^y, classes[c]), found)
+			y = a.enter(a.sparseNext(^y, classes[c]), found, seen)
 		}
 	}
-	_, h := a.scanFrom(y, second[len(first):], found)
+	_, h := a.scanFrom(y, second[len(first):], found, seen)
 	return (high | h) >= 0x80
 }
+
+// seenStates bounds the automata whose reporting states are remembered during a scan (a bit each, on the
+// stack).
+const seenStates = 4096
 
 // minSplitText is the shortest text scanned as two halves.
 const minSplitText = 256
 
 // scanFrom runs the automaton over text from x (a dense row offset, or ^state) and returns where it
 // ends and the OR of text's bytes.
-func (a *Automaton) scanFrom(x int32, text string, found []uint64) (int32, byte) {
+func (a *Automaton) scanFrom(x int32, text string, found []uint64, seen *[seenStates / 64]uint64) (int32, byte) {
 	var high byte
 	dense, classes := a.dense, &a.classes
 	for i := 0; i < len(text); i++ {
@@ -307,10 +316,10 @@ func (a *Automaton) scanFrom(x int32, text string, found []uint64) (int32, byte)
 				x = v
 				continue
 			} else {
-				x = a.enter(^v, found)
+				x = a.enter(^v, found, seen)
 			}
 		} else {
-			x = a.enter(a.sparseNext(^x, c), found)
+			x = a.enter(a.sparseNext(^x, c), found, seen)
 		}
 	}
 	return x, high
@@ -318,12 +327,22 @@ func (a *Automaton) scanFrom(x int32, text string, found []uint64) (int32, byte)
 
 // enter reports the patterns that end at state s and returns s as a scan holds it: its dense row
 // offset, or ^s when it has none.
-func (a *Automaton) enter(s int32, found []uint64) int32 {
+func (a *Automaton) enter(s int32, found []uint64, seen *[seenStates / 64]uint64) int32 {
+	if seen != nil && a.report[s] >= 0 {
+		// A state's patterns are reported once per scan: short words ("to", "the") are entered again
+		// every few words of prose, and their outputs are already in found.
+		w, bit := s>>6, uint64(1)<<(uint(s)&63)
+		if seen[w]&bit != 0 {
+			goto next
+		}
+		seen[w] |= bit
+	}
 	for r := a.report[s]; r >= 0; r = a.dictNext[r] {
 		for _, p := range a.outPat[a.outLo[r]:a.outLo[r+1]] {
 			found[p>>6] |= 1 << (uint(p) & 63)
 		}
 	}
+next:
 	if r := a.denseRow[s]; r >= 0 {
 		return r
 	}
