@@ -18,8 +18,9 @@ const (
 	EngineRegexp2 = "regexp2" // github.com/dlclark/regexp2: backtracking, under a match timeout
 )
 
-// MaxPatternLength is the longest regex pattern accepted, in characters.
-const MaxPatternLength = 4096
+// MaxPatternLength is the longest regex pattern accepted, in characters: room for a detector's phrase families
+// (a long alternation, which the branch filter runs branch by branch).
+const MaxPatternLength = 16384
 
 // ErrMatchTimeout is returned (wrapped) when a backtracking pattern runs out of time.
 var ErrMatchTimeout = errors.New("regex match timed out")
@@ -28,7 +29,7 @@ const regexSchema = `{
   "type": "object",
   "properties": {
     "pattern": {
-      "type": "string", "minLength": 1, "maxLength": 4096,
+      "type": "string", "minLength": 1, "maxLength": 16384,
       "description": "Regular expression searched (unanchored) in the selected text. RE2 syntax runs in linear time; look-around and back-references run on a backtracking engine under timeout_ms."
     },
     "flags": {

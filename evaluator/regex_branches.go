@@ -3,6 +3,7 @@ package evaluator
 import (
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 
 	"github.com/guardrail-control/guard/internal/ahocorasick"
@@ -55,7 +56,7 @@ func newBranchFilter(pattern, prefix string) *branchFilter {
 		if parsed, err := syntax.Parse(prefix+p, syntax.Perl); err == nil {
 			parsed = parsed.Simplify()
 			f.folds = f.folds || hasFoldCase(parsed)
-			for _, set := range requiredSets(parsed) {
+			for _, set := range selectiveSets(requiredSets(parsed)) {
 				var idset []int32
 				for _, l := range set {
 					id, ok := ids[l]
@@ -144,6 +145,36 @@ func requiredSets(re *syntax.Regexp) [][]string {
 		add(set)
 	}
 	return out
+}
+
+// Literal sets that gate a branch cost a scan step whenever one of their literals occurs. A set with a
+// one-letter literal ("s" of "rules?", "i") occurs in nearly every text, so it filters nothing and slows
+// the scan; selectiveSets leaves such sets out and keeps each other set once. A one-character set of
+// punctuation ("'", "=") stays: in prose it is rare, and it is what gates a SQL injection family. A
+// branch with no other set keeps its first one. Any subset of the required sets is still required, so
+// the filter stays exact.
+func selectiveSets(sets [][]string) [][]string {
+	var out [][]string
+	for _, set := range sets {
+		if hasLetterLiteral(set) || slices.ContainsFunc(out, func(o []string) bool { return slices.Equal(o, set) }) {
+			continue
+		}
+		out = append(out, set)
+	}
+	if len(out) == 0 && len(sets) > 0 {
+		out = sets[:1]
+	}
+	return out
+}
+
+// hasLetterLiteral reports whether set holds a one-byte literal that is a letter or a digit.
+func hasLetterLiteral(set []string) bool {
+	for _, l := range set {
+		if len(l) == 1 && ('a' <= l[0] && l[0] <= 'z' || 'A' <= l[0] && l[0] <= 'Z' || '0' <= l[0] && l[0] <= '9') {
+			return true
+		}
+	}
+	return false
 }
 
 // asciiFoldsIn reports whether text holds one of the two non-ASCII characters that Unicode case folding

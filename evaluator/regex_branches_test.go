@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"context"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -107,4 +108,25 @@ func FuzzBranchFilterAgrees(f *testing.F) {
 			t.Fatalf("%q on %q: filter %v, pattern %v", prefix+pattern, text, got, !got)
 		}
 	})
+}
+
+// TestSelectiveSets: the sets that gate a branch leave out those with a one-letter literal (they occur
+// in nearly every text), keep punctuation sets (rare in prose) and each set once, and keep the first set
+// when nothing else is left.
+func TestSelectiveSets(t *testing.T) {
+	cases := []struct {
+		name string
+		in   [][]string
+		want [][]string
+	}{
+		{"one-letter sets dropped", [][]string{{"in", "on"}, {"ignore", "forget"}, {"s", "is"}}, [][]string{{"in", "on"}, {"ignore", "forget"}}},
+		{"punctuation kept", [][]string{{"'"}, {"or"}, {"="}}, [][]string{{"'"}, {"or"}, {"="}}},
+		{"duplicates kept once", [][]string{{"rules"}, {"rules"}, {"mode"}}, [][]string{{"rules"}, {"mode"}}},
+		{"nothing else left keeps the first", [][]string{{"s"}, {"i", "x"}}, [][]string{{"s"}}},
+	}
+	for _, c := range cases {
+		if got := selectiveSets(c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
 }

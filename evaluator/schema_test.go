@@ -49,7 +49,7 @@ func TestConfigValidation(t *testing.T) {
 		{"regex empty config null", "regex", `null`, []problem{{"pattern", "required"}}},
 		{"regex pattern wrong type", "regex", `{"pattern":12}`, []problem{{"pattern", "type"}}},
 		{"regex pattern empty", "regex", `{"pattern":""}`, []problem{{"pattern", "minLength"}}},
-		{"regex pattern too long", "regex", `{"pattern":"` + strings.Repeat("a", 4097) + `"}`, []problem{{"pattern", "maxLength"}}},
+		{"regex pattern too long", "regex", `{"pattern":"` + strings.Repeat("a", MaxPatternLength+1) + `"}`, []problem{{"pattern", "maxLength"}}},
 		{"regex unknown field", "regex", `{"pattern":"a","` + secret + `x":1}`, []problem{{secret + "x", "unknown_field"}}},
 		{"regex bad flag", "regex", `{"pattern":"a","flags":["I","` + secret + `"]}`, []problem{{"flags.1", "enum"}}},
 		{"regex flags not a list", "regex", `{"pattern":"a","flags":"I"}`, []problem{{"flags", "type"}}},

@@ -70,15 +70,7 @@ func (t Text) Original(start, end int) (int, int) {
 
 // Needed reports whether s may change under String: it has a byte that starts an escape ('%', '&', '\\')
 // or a non-ASCII byte. Plain ASCII text without them is its own normal form, found without allocating.
-func Needed(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '%' || c == '&' || c == '\\' || c >= utf8.RuneSelf:
-			return true
-		}
-	}
-	return false
-}
+func Needed(s string) bool { return nextSpecial(s, 0) < len(s) }
 
 // String normalises s (see the package documentation).
 func String(s string) Text {
@@ -113,7 +105,7 @@ func String(s string) Text {
 // hasWork reports whether s holds an escape that decodes or a non-ASCII character, without allocating:
 // text with a stray '%' or '&' (a percentage, "R&D") is its own normal form and is not copied.
 func hasWork(s string) bool {
-	for i := 0; i < len(s); i++ {
+	for i := nextSpecial(s, 0); i < len(s); i = nextSpecial(s, i+1) {
 		c := s[i]
 		switch {
 		case c >= utf8.RuneSelf:
@@ -133,6 +125,49 @@ func hasWork(s string) bool {
 		}
 	}
 	return false
+}
+
+// nextSpecial returns the offset of the first byte at or after i that may start an escape ('%', '&',
+// '\\') or is not ASCII; len(s) when there is none. It tests eight bytes at a time (prose has few such
+// bytes, so a 2 KB text is a few hundred word tests rather than 2,048 byte tests).
+func nextSpecial(s string, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&highs != 0 || hasZeroByte(w^('%'*ones)) || hasZeroByte(w^('&'*ones)) || hasZeroByte(w^('\\'*ones)) {
+			if j := special(s, i, i+8); j >= 0 {
+				return j
+			}
+		}
+	}
+	if j := special(s, i, len(s)); j >= 0 {
+		return j
+	}
+	return len(s)
+}
+
+// special returns the offset of the first byte of s[from:to] that nextSpecial looks for, or -1.
+func special(s string, from, to int) int {
+	for i := from; i < to; i++ {
+		if c := s[i]; c == '%' || c == '&' || c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return -1
+}
+
+// hasZeroByte reports whether one of w's eight bytes is zero (w's bytes being ASCII, so no false alarm
+// from a borrow).
+func hasZeroByte(w uint64) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	return (w-ones)&^w&highs != 0
 }
 
 // out accumulates a rewritten text and, per byte, its source offset in the original.

@@ -91,3 +91,30 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+// TestNextSpecialAgreesWithByteLoop: the eight-bytes-at-a-time search finds the same first escape or
+// non-ASCII byte as a plain loop, wherever it sits in a word and from any start.
+func TestNextSpecialAgreesWithByteLoop(t *testing.T) {
+	naive := func(s string, i int) int {
+		for ; i < len(s); i++ {
+			if c := s[i]; c == '%' || c == '&' || c == '\\' || c >= 0x80 {
+				return i
+			}
+		}
+		return len(s)
+	}
+	base := strings.Repeat("plain text, digits 0123 and (brackets) ", 3)
+	for _, special := range []string{"%", "&", "\\", "\u00e9", "\x80", "$", "'"} {
+		for at := 0; at < 40; at++ {
+			s := base[:at] + special + base[at:]
+			for from := 0; from < 20; from++ {
+				if got, want := nextSpecial(s, from), naive(s, from); got != want {
+					t.Fatalf("%q from %d: %d, want %d", s, from, got, want)
+				}
+			}
+		}
+	}
+	if got := nextSpecial(base, 0); got != len(base) {
+		t.Fatalf("plain text: %d", got)
+	}
+}

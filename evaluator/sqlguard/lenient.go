@@ -17,17 +17,26 @@ import (
 //   - a keyword used as a table, column or alias name (a table named show, a column named key), as SQLite
 //     and PostgreSQL allow for non-reserved words, is quoted with backticks when the parser stops on it in a
 //     name position (after SELECT, FROM, JOIN, AS, BY, WHERE, AND, OR, ON, SET, a comma or a dot). Statement and clause keywords are never quoted,
-//     so a second statement or a clause an attacker smuggles in cannot be turned into a name.
+//     so a second statement or a clause an attacker smuggles in cannot be turned into a name;
+//   - the forms of PostgreSQL, SQLite and SQL Server in lenient_forms.go (::casts, ILIKE, RETURNING,
+//     ON CONFLICT, DISTINCT ON, FETCH FIRST, $1 parameters, [bracketed] names, TOP n), rewritten once;
+//   - the dialect forms of lenient_dialect.go (a derived table without an alias, CAST to INTEGER or TEXT,
+//     IS [NOT] DISTINCT FROM, NULLS FIRST/LAST, FULL [OUTER] JOIN), each rewritten to the MySQL form that
+//     keeps the tables, columns and statements the rules look at.
 //
-// Text that still does not parse stays a parse failure.
+// Each retry rewrites only where the parser stopped, so text the parser rejects elsewhere is untouched,
+// and text that still does not parse stays a parse failure.
 
-// maxLenientRetries bounds the keyword quoting (one keyword per retry).
-const maxLenientRetries = 4
+// maxLenientRetries bounds the retries (one rewrite per retry).
+const maxLenientRetries = 8
 
 // parseLenient retries a query that failed to parse (see above); it returns the parser's error when the
 // rewritten query does not parse either.
 func (e *Evaluator) parseLenient(piece string, first error) (sqlparser.Statement, error) {
 	q, changed := rewriteSetOps(piece)
+	if q2, ok := rewriteForms(q); ok {
+		q, changed = q2, true
+	}
 	err := first
 	if changed {
 		st, perr := e.parser.Parse(q)
@@ -37,7 +46,10 @@ func (e *Evaluator) parseLenient(piece string, first error) (sqlparser.Statement
 		err = perr
 	}
 	for i := 0; i < maxLenientRetries; i++ {
-		next, ok := quoteNameKeyword(q, err)
+		next, ok := rewriteDialect(q, err, i)
+		if !ok {
+			next, ok = quoteNameKeyword(q, err)
+		}
 		if !ok {
 			return nil, err
 		}

@@ -87,7 +87,7 @@ var ruleCases = []ruleCase{
 	{"required column only in a subquery, top_level", map[string]any{"required_columns": []any{"tenant_id"}, "column_context": "where", "column_context_scope": "top_level"}, "SELECT * FROM t WHERE id IN (SELECT id FROM u WHERE tenant_id = 1)", "missing_required_columns"},
 	{"required column in a subquery, all", map[string]any{"required_columns": []any{"tenant_id"}, "column_context": "where"}, "SELECT * FROM t WHERE id IN (SELECT id FROM u WHERE tenant_id = 1)", ""},
 	{"parse error matches", nil, "DROP EVERYTHING NOW please", "parse"},
-	{"postgres cast does not parse", nil, "SELECT '1'::int", "parse"},
+	{"postgres array does not parse", nil, "SELECT ARRAY[1, 2]", "parse"},
 	{"comment only is not a query", nil, "-- nothing", "parse"},
 	// A verdict covers the whole text: a NUL (the C parser's end of text) or invalid UTF-8 anywhere
 	// makes the text unparsable in both dialects, never a verdict on what comes before it.

@@ -18,11 +18,16 @@ import (
 const (
 	denseDepth  = 3
 	denseBudget = 1 << 20
+	// allDenseBudget: when every state's row fits in this many entries (256 KB), every state gets one, so
+	// that no step of a scan follows failure links (a set of short, common words keeps a scan in deep
+	// states most of the time).
+	allDenseBudget = 1 << 16
 )
 
 // Automaton is an immutable Aho-Corasick automaton, safe for concurrent scans.
 type Automaton struct {
 	npat    int
+	maxLen  int // the longest pattern's length
 	ncls    int
 	classes [256]uint8
 
@@ -107,6 +112,7 @@ func New(patterns []string) *Automaton {
 			s = t
 		}
 		outs[s] = append(outs[s], int32(pi))
+		a.maxLen = max(a.maxLen, len(p))
 	}
 	ns := len(edges)
 	for s := range edges {
@@ -139,9 +145,10 @@ func New(patterns []string) *Automaton {
 			s = a.fail[s]
 		}
 	}
+	allDense := ns*a.ncls <= allDenseBudget
 	for _, s := range order {
 		// fail[s] was set when s's parent was visited.
-		if depth[s] <= denseDepth && len(a.dense)+a.ncls <= denseBudget || s == 0 {
+		if allDense || depth[s] <= denseDepth && len(a.dense)+a.ncls <= denseBudget || s == 0 {
 			row := int32(len(a.dense) / a.ncls)
 			for c := 0; c < a.ncls; c++ {
 				t := child(s, uint8(c))
@@ -233,6 +240,11 @@ func (a *Automaton) MemoryBytes() int {
 // Scan reports every pattern that occurs in text by setting bit i of found (found[i/64] bit i%64) for
 // pattern i; found must hold at least (Len()+63)/64 words and is not cleared first. It returns whether
 // text contains any byte >= 0x80. Scan allocates nothing.
+//
+// A step of the automaton waits for the table load of the step before it, so one pass runs at the speed
+// of that load; a longer text is scanned as two halves in one loop, two independent chains of loads that
+// the processor overlaps. The second half starts maxLen-1 bytes early, so a pattern that spans the middle
+// is found in it.
 func (a *Automaton) Scan(text string, found []uint64) (nonASCII bool) {
 	if a.npat == 0 {
 		for i := 0; i < len(text); i++ {
@@ -242,36 +254,99 @@ func (a *Automaton) Scan(text string, found []uint64) (nonASCII bool) {
 		}
 		return false
 	}
+	var seenBits [seenStates / 64]uint64
+	seen := &seenBits
+	if len(a.fail) > seenStates {
+		seen = nil
+	}
+	overlap := a.maxLen - 1
+	if len(text) < minSplitText || overlap > len(text)/4 {
+		_, high := a.scanFrom(a.denseRow[0], text, found, seen)
+		return high >= 0x80
+	}
+	mid := len(text) / 2
+	first, second := text[:mid], text[mid-overlap:]
 	var high byte
 	dense, classes := a.dense, &a.classes
-	x := a.denseRow[0] // dense row offset of the current state, or ^state for a state without one
+	x, y := a.denseRow[0], a.denseRow[0]
+	for i := 0; i < len(first); i++ {
+		b, c := first[i], second[i]
+		high |= b | c
+		if x >= 0 {
+			if v := dense[int(x)+int(classes[b])]; v >= 0 {
+				x = v
+			} else {
+				x = a.enter(^v, found, seen)
+			}
+		} else {
+			x = a.enter(a.sparseNext(^x, classes[b]), found, seen)
+		}
+		if y >= 0 {
+			if v := dense[int(y)+int(classes[c])]; v >= 0 {
+				y = v
+			} else {
+				y = a.enter(^v, found, seen)
+			}
+		} else {
+			y = a.enter(a.sparseNext(^y, classes[c]), found, seen)
+		}
+	}
+	_, h := a.scanFrom(y, second[len(first):], found, seen)
+	return (high | h) >= 0x80
+}
+
+// seenStates bounds the automata whose reporting states are remembered during a scan (a bit each, on the
+// stack).
+const seenStates = 4096
+
+// minSplitText is the shortest text scanned as two halves.
+const minSplitText = 256
+
+// scanFrom runs the automaton over text from x (a dense row offset, or ^state) and returns where it
+// ends and the OR of text's bytes.
+func (a *Automaton) scanFrom(x int32, text string, found []uint64, seen *[seenStates / 64]uint64) (int32, byte) {
+	var high byte
+	dense, classes := a.dense, &a.classes
 	for i := 0; i < len(text); i++ {
 		b := text[i]
 		high |= b
 		c := classes[b]
-		var s int32
 		if x >= 0 {
-			v := dense[int(x)+int(c)]
-			if v >= 0 {
+			if v := dense[int(x)+int(c)]; v >= 0 {
 				x = v
 				continue
+			} else {
+				x = a.enter(^v, found, seen)
 			}
-			s = ^v
 		} else {
-			s = a.sparseNext(^x, c)
-		}
-		if r := a.denseRow[s]; r >= 0 {
-			x = r
-		} else {
-			x = ^s
-		}
-		for r := a.report[s]; r >= 0; r = a.dictNext[r] {
-			for _, p := range a.outPat[a.outLo[r]:a.outLo[r+1]] {
-				found[p>>6] |= 1 << (uint(p) & 63)
-			}
+			x = a.enter(a.sparseNext(^x, c), found, seen)
 		}
 	}
-	return high >= 0x80
+	return x, high
+}
+
+// enter reports the patterns that end at state s and returns s as a scan holds it: its dense row
+// offset, or ^s when it has none.
+func (a *Automaton) enter(s int32, found []uint64, seen *[seenStates / 64]uint64) int32 {
+	if seen != nil && a.report[s] >= 0 {
+		// A state's patterns are reported once per scan: short words ("to", "the") are entered again
+		// every few words of prose, and their outputs are already in found.
+		w, bit := s>>6, uint64(1)<<(uint(s)&63)
+		if seen[w]&bit != 0 {
+			goto next
+		}
+		seen[w] |= bit
+	}
+	for r := a.report[s]; r >= 0; r = a.dictNext[r] {
+		for _, p := range a.outPat[a.outLo[r]:a.outLo[r+1]] {
+			found[p>>6] |= 1 << (uint(p) & 63)
+		}
+	}
+next:
+	if r := a.denseRow[s]; r >= 0 {
+		return r
+	}
+	return ^s
 }
 
 // sparseNext returns the state after s on class c, following trie edges and failure links from a state

@@ -94,6 +94,35 @@ func TestScanRandomAgainstNaive(t *testing.T) {
 	}
 }
 
+// TestScanLongTextAgainstNaive: texts long enough to be scanned as two halves, with patterns planted at
+// and across the middle and at both ends, found as the naive scan finds them.
+func TestScanLongTextAgainstNaive(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	alphabet := []byte("abcAB-\xc3\xa9 1")
+	for iter := 0; iter < 300; iter++ {
+		patterns := make([]string, 1+r.Intn(30))
+		for i := range patterns {
+			b := make([]byte, 1+r.Intn(9))
+			for j := range b {
+				b[j] = alphabet[r.Intn(len(alphabet))]
+			}
+			patterns[i] = string(b)
+		}
+		n := minSplitText + r.Intn(900)
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = alphabet[r.Intn(len(alphabet))]
+		}
+		p := patterns[r.Intn(len(patterns))]
+		at := n/2 - r.Intn(len(p)+1) // across or at the middle
+		if at >= 0 && at+len(p) <= n {
+			copy(b[at:], p)
+		}
+		copy(b[n-len(patterns[0]):], patterns[0])
+		check(t, patterns, string(b))
+	}
+}
+
 func TestManyPatternsDeepSparseStates(t *testing.T) {
 	// Many long patterns push states past the dense depth and exercise sparse edges and failure links.
 	r := rand.New(rand.NewSource(2))

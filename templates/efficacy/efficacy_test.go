@@ -41,3 +41,4 @@ func TestFloors(t *testing.T) {
 		t.Error(bad)
 	}
 }
+
