@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/internal/jsonstr"
 )
 
 // sessionShared is the session configuration of an engine, shared by its shadow engine (a pointer in
@@ -178,6 +181,30 @@ type sessionView struct {
 	rec     StepRecord
 	addBuf  [2]counterAdd
 	cAddBuf [2]CounterAdd
+	ownBuf  [2]LabelOrigin
+	lblBuf  [2]LabelOrigin // c.Labels
+	effects []*cControl    // sessOutcome.effects of Check
+	effBuf  [2]*cControl
+}
+
+// views reuses sessionViews: a view is most of what an evaluation with session state allocates.
+var views = sync.Pool{New: func() any { return new(sessionView) }}
+
+// getView returns an empty view.
+func getView() *sessionView {
+	v := views.Get().(*sessionView)
+	v.keys = v.keyBuf[:0]
+	v.adds = v.addBuf[:0]
+	v.own = v.ownBuf[:0]
+	v.effects = v.effBuf[:0]
+	return v
+}
+
+// release returns v to the pool: nothing of the evaluation may use it afterwards (the store copied
+// what it keeps of the commit; results hold copies of its strings).
+func (v *sessionView) release() {
+	*v = sessionView{}
+	views.Put(v)
 }
 
 // errSessionStore wraps a store failure as the error of the leaves that read session state.
@@ -214,9 +241,8 @@ func CheckSessionID(step *Step) error {
 
 // newView builds the view of one evaluation from the stored states.
 func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, step *Step, stage Stage, now time.Time) *sessionView {
-	v := &sessionView{id: id, sess: sess, agent: ag, now: now.UnixMilli(), stage: stage, step: step, plan: plan}
-	v.keys = v.keyBuf[:0]
-	v.adds = v.addBuf[:0]
+	v := getView()
+	v.id, v.sess, v.agent, v.now, v.stage, v.step, v.plan = id, sess, ag, now.UnixMilli(), stage, step, plan
 	if stage == StagePre {
 		seqName := step.Name
 		add := func(l LabelOrigin) {
@@ -268,7 +294,14 @@ func (v *sessionView) counterKeyFor(sel *sessionSel) string {
 			return v.keys[i].key
 		}
 	}
-	k := sel.keyPre + v.step.Name
+	st := v.sess
+	if sel.agent {
+		st = v.agent
+	}
+	k := st.keyOf(sel.keyPre, v.step.Name)
+	if k == "" { // a step name the state has not counted yet
+		k = sel.keyPre + v.step.Name
+	}
 	v.keys = append(v.keys, selKey{sel, k})
 	return k
 }
@@ -360,8 +393,43 @@ func (v *sessionView) data(sel *sessionSel) (evaluator.Data, error) {
 		return v.sess.stepsData(), nil
 	}
 	n := v.counterValue(sel)
-	_, text, err := textForm(n)
-	return evaluator.Data{Value: n, Text: text}, err
+	text, err := numberText(n)
+	if err != nil {
+		return evaluator.Data{}, err
+	}
+	return evaluator.Data{Value: boxNumber(n), Text: text}, nil
+}
+
+// smallNumbers are the whole numbers 0 to 255 as values of Data: counts below 256 (a tool-loop's
+// threshold, a rule's few steps) are selected without allocating.
+var smallNumbers = func() (a [256]any) {
+	for i := range a {
+		a[i] = float64(i)
+	}
+	return a
+}()
+
+// boxNumber is n as a Data value.
+func boxNumber(n float64) any {
+	if n >= 0 && n < float64(len(smallNumbers)) && n == float64(int(n)) {
+		return smallNumbers[int(n)]
+	}
+	return n
+}
+
+// numberText is the text form of a count or sum, as textForm writes it, without textForm's growing
+// buffer: counts are whole numbers, whose digits strconv writes directly (without allocating below 100).
+func numberText(n float64) (string, error) {
+	if n == float64(int64(n)) && n > -1e15 && n < 1e15 && (n != 0 || !math.Signbit(n)) {
+		return strconv.FormatInt(int64(n), 10), nil
+	}
+	var buf [32]byte
+	b, ok := jsonstr.AppendFloat(buf[:0], n)
+	if !ok {
+		_, text, err := textForm(n) // NaN or an infinite sum: textForm's error
+		return text, err
+	}
+	return string(b), nil
 }
 
 // counterValue is the value of counter sel with the current step's contribution.
@@ -450,6 +518,7 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 		if ok {
 			return v, nil
 		}
+		v.release()
 		sess = cur
 		if attempt == maxSessionAttempts-1 {
 			lastErr = errSessionContended
@@ -458,7 +527,8 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 		}
 	}
 	sh.errors.Add(1)
-	v := &sessionView{id: id, err: lastErr, stage: stage, step: step, plan: plan}
+	v := getView()
+	v.id, v.err, v.stage, v.step, v.plan = id, lastErr, stage, step, plan
 	try(v)
 	return v, nil
 }
@@ -474,13 +544,14 @@ func (e *Engine) evaluateSession(ctx context.Context, snap *snapshot, step *Step
 		return nil, err
 	}
 	v.finish(snap, res)
+	v.release()
 	return res, nil
 }
 
 // commit is what an evaluation with outcome out writes: the session's delta (Write false when nothing
 // changes) and the agent's counter contributions.
 func (v *sessionView) commit(out sessOutcome) *SessionCommit {
-	v.c = SessionCommit{Session: v.id, BaseState: v.sess}
+	v.c = SessionCommit{Session: v.id, BaseState: v.sess, Labels: v.lblBuf[:0]}
 	c := &v.c
 	if v.sess != nil {
 		c.Base = v.sess.Version

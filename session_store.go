@@ -55,7 +55,7 @@ type SessionCommit struct {
 // Next returns the session's next state: BaseState with the delta applied (a new state; BaseState is
 // not modified).
 func (c *SessionCommit) Next() *SessionState {
-	return c.BaseState.next(c.Labels, agentAdds(c.Adds), c.Record, c.Now.UnixMilli())
+	return c.BaseState.next(c.Labels, c.Adds, c.Record, c.Now.UnixMilli())
 }
 
 // CounterAdd adds Add to the counter Key of an agent, over a fixed window of WindowMS (0: none).
@@ -213,7 +213,7 @@ func (s *MemorySessionStore) Commit(_ context.Context, c *SessionCommit) (bool, 
 		if !exists {
 			s.count.Add(1)
 		}
-		sh.m[k] = memEntry{st: cur.next(nil, agentAdds(c.AgentAdds), nil, now), exp: now + agentStateTTL.Milliseconds()}
+		sh.m[k] = memEntry{st: cur.next(nil, c.AgentAdds, nil, now), exp: now + agentStateTTL.Milliseconds()}
 		sh.mu.Unlock()
 	}
 	return true, nil, nil
@@ -241,13 +241,4 @@ func (s *MemorySessionStore) sweepAll(now int64) {
 		s.sweep(sh, now)
 		sh.mu.Unlock()
 	}
-}
-
-// agentAdds converts the exported form of counter contributions.
-func agentAdds(in []CounterAdd) []counterAdd {
-	out := make([]counterAdd, len(in))
-	for i, a := range in {
-		out[i] = counterAdd{key: a.Key, window: a.WindowMS, add: a.Add}
-	}
-	return out
 }

@@ -446,13 +446,17 @@ func TestMemorySessionStoreBounds(t *testing.T) {
 		t.Fatalf("len %d", s.Len())
 	}
 	// Caps: labels, steps and counters stay bounded.
-	var st *SessionState
+	var st, ap *SessionState
 	for i := 0; i < 100; i++ {
 		labels := []LabelOrigin{{Label: "l" + strings.Repeat("x", i)}}
-		st = st.next(labels, []counterAdd{{key: "c" + strings.Repeat("y", i), add: 1}}, &StepRecord{Seq: int64(i + 1)}, int64(i))
+		adds := []CounterAdd{{Key: "c" + strings.Repeat("y", i), Add: 1}}
+		st = st.next(labels, adds, &StepRecord{Seq: int64(i + 1)}, int64(i))
+		ap = ap.appendNext(labels, adds, &StepRecord{Seq: int64(i + 1)}, int64(i))
 	}
-	if len(st.Labels) != MaxSessionLabels || len(st.Steps) != MaxSessionSteps || len(st.Counters) != MaxSessionCounters || st.Steps[0].Seq != 100-MaxSessionSteps+1 {
-		t.Fatalf("caps: %d labels, %d steps, %d counters", len(st.Labels), len(st.Steps), len(st.Counters))
+	for name, st := range map[string]*SessionState{"next": st, "appendNext": ap} {
+		if len(st.Labels) != MaxSessionLabels || len(st.Steps) != MaxSessionSteps || len(st.Counters) != MaxSessionCounters || st.Steps[0].Seq != 100-MaxSessionSteps+1 {
+			t.Fatalf("%s caps: %d labels, %d steps, %d counters", name, len(st.Labels), len(st.Steps), len(st.Counters))
+		}
 	}
 }
 
