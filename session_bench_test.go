@@ -16,7 +16,9 @@ import (
 func BenchmarkCheckSession(b *testing.B) {
 	sessionCtl := guard.Control{ID: 1000, Name: "tool-loop", Data: guard.ControlData{
 		Enabled: true,
-		Scope:   guard.Scope{Stages: []guard.Stage{guard.StagePre}},
+		// The scope of benchControls' controls: the case measures what reading session state costs,
+		// not what a control of another scope costs the candidate index (a merge of two lists).
+		Scope: guard.Scope{Stages: []guard.Stage{guard.StagePre}, StepTypes: []string{"llm"}},
 		Condition: guard.Condition{And: []guard.Condition{
 			{Selector: &guard.Selector{Path: "session.count", Window: "60s"}, Evaluator: &guard.EvaluatorSpec{Name: "threshold", Config: map[string]any{"gt": 1e12}}},
 			{Selector: &guard.Selector{Path: "session.labels"}, Evaluator: &guard.EvaluatorSpec{Name: "list", Config: map[string]any{"values": []any{"a", "b"}, "logic": "all"}}},

@@ -177,14 +177,15 @@ type sessionView struct {
 	keys     []selKey // counter keys of the current-name counts (counterKeyFor)
 	keyBuf   [2]selKey
 	// The commit of the evaluation and small buffers, in the view's allocation (one per evaluation).
-	c       SessionCommit
-	rec     StepRecord
-	addBuf  [2]counterAdd
-	cAddBuf [2]CounterAdd
-	ownBuf  [2]LabelOrigin
-	lblBuf  [2]LabelOrigin // c.Labels
-	effects []*cControl    // sessOutcome.effects of Check
-	effBuf  [2]*cControl
+	c        SessionCommit
+	rec      StepRecord
+	addBuf   [2]counterAdd
+	agAddBuf [2]counterAdd
+	cAddBuf  [2]CounterAdd
+	ownBuf   [2]LabelOrigin
+	lblBuf   [2]LabelOrigin // c.Labels
+	effects  []*cControl    // sessOutcome.effects of Check
+	effBuf   [2]*cControl
 }
 
 // views reuses sessionViews: a view is most of what an evaluation with session state allocates.
@@ -197,13 +198,18 @@ func getView() *sessionView {
 	v.adds = v.addBuf[:0]
 	v.own = v.ownBuf[:0]
 	v.effects = v.effBuf[:0]
+	v.agAdds = v.agAddBuf[:0]
 	return v
 }
 
 // release returns v to the pool: nothing of the evaluation may use it afterwards (the store copied
 // what it keeps of the commit; results hold copies of its strings).
 func (v *sessionView) release() {
-	*v = sessionView{}
+	// Only the references: clearing the whole view (its buffers) costs more than the rest of the
+	// view's handling. What the buffers still reference is a few small strings of recent steps.
+	v.sess, v.agent, v.step, v.plan, v.err = nil, nil, nil, nil, nil
+	v.labels, v.labelsOK = evaluator.Data{}, false
+	v.c = SessionCommit{}
 	views.Put(v)
 }
 
@@ -491,14 +497,33 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 	store := sh.sessionStore()
 	plan := snap.session
 	now := sh.now()
-	if ser, ok := store.(SessionSerializer); ok && id != "" && !e.cfg.shadow {
+	// The in-memory store is called directly with the hash of the session's key, computed once.
+	mem, _ := store.(*MemorySessionStore)
+	var h uint64
+	if mem != nil && id != "" {
+		h = mem.hash(memKey{sh.agent, id})
+	}
+	if id != "" && !e.cfg.shadow {
 		// Steps of one session evaluated at once in this process (parallel tool calls) take turns
 		// instead of conflicting: the version check is left for other processes.
-		mu := ser.SessionMutex(sh.agent, id)
-		mu.Lock()
-		defer mu.Unlock()
+		var mu *sync.Mutex
+		if mem != nil {
+			mu = mem.mutex(h)
+		} else if ser, ok := store.(SessionSerializer); ok {
+			mu = ser.SessionMutex(sh.agent, id)
+		}
+		if mu != nil {
+			mu.Lock()
+			defer mu.Unlock()
+		}
 	}
-	sess, ag, lastErr := store.Load(ctx, sh.agent, id, plan.readsAgent, now)
+	var sess, ag *SessionState
+	var lastErr error
+	if mem != nil {
+		sess, ag = mem.load(sh.agent, id, h, plan.readsAgent, now.UnixMilli())
+	} else {
+		sess, ag, lastErr = store.Load(ctx, sh.agent, id, plan.readsAgent, now)
+	}
 	for attempt := 0; lastErr == nil && attempt < maxSessionAttempts; attempt++ {
 		v := e.newView(plan, id, sess, ag, step, stage, now)
 		out := try(v)
@@ -510,7 +535,14 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 			return v, nil
 		}
 		c.Agent, c.Now = sh.agent, now
-		ok, cur, err := store.Commit(ctx, c)
+		var ok bool
+		var cur *SessionState
+		var err error
+		if mem != nil {
+			ok, cur, err = mem.commit(c, h)
+		} else {
+			ok, cur, err = store.Commit(ctx, c)
+		}
 		if err != nil {
 			lastErr = err
 			break

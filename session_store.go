@@ -92,8 +92,11 @@ type MemorySessionStore struct {
 
 // SessionMutex implements SessionSerializer.
 func (s *MemorySessionStore) SessionMutex(agent, session string) *sync.Mutex {
-	return &s.turns[s.hash(memKey{agent, session})%sessionStripes]
+	return s.mutex(s.hash(memKey{agent, session}))
 }
+
+// mutex is SessionMutex for the hash of the session's key.
+func (s *MemorySessionStore) mutex(h uint64) *sync.Mutex { return &s.turns[h%sessionStripes] }
 
 type memShard struct {
 	mu        sync.Mutex
@@ -151,10 +154,20 @@ func (sh *memShard) get(k memKey, now int64) *SessionState {
 
 // Load implements SessionStore.
 func (s *MemorySessionStore) Load(_ context.Context, agentName, session string, agent bool, at time.Time) (sess, ag *SessionState, err error) {
-	now := at.UnixMilli()
+	var h uint64
+	if session != "" {
+		h = s.hash(memKey{agentName, session})
+	}
+	sess, ag = s.load(agentName, session, h, agent, at.UnixMilli())
+	return sess, ag, nil
+}
+
+// load is Load with the hash of the session's key (the engine computes it once per evaluation, for
+// the session's mutex, its Load and its Commit).
+func (s *MemorySessionStore) load(agentName, session string, h uint64, agent bool, now int64) (sess, ag *SessionState) {
 	if session != "" {
 		k := memKey{agentName, session}
-		sh := s.shard(k)
+		sh := &s.shards[h%memStoreShards]
 		sh.mu.Lock()
 		sess = sh.get(k, now)
 		sh.mu.Unlock()
@@ -166,22 +179,31 @@ func (s *MemorySessionStore) Load(_ context.Context, agentName, session string, 
 		ag = sh.get(k, now)
 		sh.mu.Unlock()
 	}
-	return sess, ag, nil
+	return sess, ag
 }
 
 // Commit implements SessionStore.
 func (s *MemorySessionStore) Commit(_ context.Context, c *SessionCommit) (bool, *SessionState, error) {
+	var h uint64
+	if c.Session != "" && c.Write {
+		h = s.hash(memKey{c.Agent, c.Session})
+	}
+	return s.commit(c, h)
+}
+
+// commit is Commit with the hash of the session's key.
+func (s *MemorySessionStore) commit(c *SessionCommit, h uint64) (bool, *SessionState, error) {
 	now := c.Now.UnixMilli()
 	if c.Session != "" && c.Write {
 		k := memKey{c.Agent, c.Session}
-		sh := s.shard(k)
+		sh := &s.shards[h%memStoreShards]
 		sh.mu.Lock()
 		s.sweep(sh, now)
-		_, exists := sh.m[k]
-		cur := sh.get(k, now)
+		e, exists := sh.m[k]
+		var cur *SessionState
 		var v int64
-		if cur != nil {
-			v = cur.Version
+		if exists && e.exp > now {
+			cur, v = e.st, e.st.Version
 		}
 		if v != c.Base {
 			sh.mu.Unlock()
