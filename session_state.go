@@ -279,7 +279,7 @@ func labelsBy(kind, control string) string {
 // one allocation for the next state, not two.
 type stateWithCounters struct {
 	st   SessionState
-	ctrs [4]Counter
+	ctrs [2]Counter
 }
 
 // appendNext is next for the newest stored state s, under the store's lock: the step records and labels
