@@ -50,6 +50,16 @@ func withSessionClock(now func() time.Time) Option {
 	return func(c *engineConfig) { c.sessions().now = now }
 }
 
+// evaluationTimeKey is the context key of WithEvaluationTime.
+type evaluationTimeKey struct{}
+
+// WithEvaluationTime returns a context under which evaluations measure session windows and idle expiry
+// at t instead of the engine's clock: a replay of captured steps evaluates each one at the time it was
+// captured, so that "21 calls within a minute" means what it meant on the live traffic.
+func WithEvaluationTime(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, evaluationTimeKey{}, t)
+}
+
 // zeroEngineSessions is the session configuration of zero Engines (not made by New): they share one
 // in-memory store.
 var zeroEngineSessions = &sessionShared{}
@@ -497,6 +507,9 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 	store := sh.sessionStore()
 	plan := snap.session
 	now := sh.now()
+	if t, ok := ctx.Value(evaluationTimeKey{}).(time.Time); ok {
+		now = t
+	}
 	// The in-memory store is called directly with the hash of the session's key, computed once.
 	mem, _ := store.(*MemorySessionStore)
 	var h uint64
