@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/guardrail-control/guard"
@@ -90,4 +91,44 @@ func BenchmarkIdleSessions(b *testing.B) {
 	}
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-B/session")
 	runtime.KeepAlive(store)
+}
+
+// BenchmarkCheckSessionParallel measures Check with session state from parallel goroutines
+// (b.RunParallel): over 1024 sessions, where no two steps wait for one another unless they are of the
+// same session (each session has its own turn), and over one session, whose steps take turns.
+func BenchmarkCheckSessionParallel(b *testing.B) {
+	d, err := guard.ParseControlData([]byte(`{"enabled": true, "scope": {"stages": ["pre"]},
+	  "condition": {"and": [
+	    {"selector": {"path": "session.count", "window": "60s"}, "evaluator": {"name": "threshold", "config": {"gt": 1e12}}},
+	    {"selector": {"path": "session.labels"}, "evaluator": {"name": "list", "config": {"values": ["untrusted", "sensitive", "egress"], "logic": "all"}}}]},
+	  "action": {"decision": "deny", "session": {"label_steps": [{"label": "untrusted", "steps": ["fetch_page"]}]}}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sessions := range []int{1024, 1} {
+		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) {
+			e := guard.New()
+			if err := e.Update([]guard.Control{{ID: 1, Name: "rule-of-two", Data: d}}); err != nil {
+				b.Fatal(err)
+			}
+			steps := make([]*guard.Step, sessions)
+			for i := range steps {
+				steps[i] = &guard.Step{Type: "tool", Name: "fetch_page", Context: map[string]any{"session_id": fmt.Sprintf("s-%04d", i)}}
+			}
+			var next atomic.Int64
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := int(next.Add(1)) * 7919 // goroutines start apart
+				for pb.Next() {
+					i++
+					if err := e.Check(ctx, steps[i%len(steps)], guard.StagePre); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
 }

@@ -516,25 +516,29 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 	if mem != nil && id != "" {
 		h = mem.hash(memKey{sh.agent, id})
 	}
-	if id != "" && !e.cfg.shadow {
+	var sess, ag *SessionState
+	var lastErr error
+	switch {
+	case mem != nil && id != "" && !e.cfg.shadow:
 		// Steps of one session evaluated at once in this process (parallel tool calls) take turns
-		// instead of conflicting: the version check is left for other processes.
-		var mu *sync.Mutex
-		if mem != nil {
-			mu = mem.mutex(h)
-		} else if ser, ok := store.(SessionSerializer); ok {
-			mu = ser.SessionMutex(sh.agent, id)
+		// instead of conflicting, each session its own turn.
+		k := memKey{sh.agent, id}
+		var turn *memTurn
+		turn, sess = mem.acquireLoad(k, h, now.UnixMilli())
+		defer mem.release(k, h, turn)
+		if plan.readsAgent {
+			_, ag = mem.load(sh.agent, "", 0, true, now.UnixMilli())
 		}
-		if mu != nil {
+	case mem != nil:
+		sess, ag = mem.load(sh.agent, id, h, plan.readsAgent, now.UnixMilli())
+	default:
+		if ser, ok := store.(SessionSerializer); ok && id != "" && !e.cfg.shadow {
+			// The same for other stores, by the mutex they give (the Redis store: stripes); the
+			// version check is left for other processes.
+			mu := ser.SessionMutex(sh.agent, id)
 			mu.Lock()
 			defer mu.Unlock()
 		}
-	}
-	var sess, ag *SessionState
-	var lastErr error
-	if mem != nil {
-		sess, ag = mem.load(sh.agent, id, h, plan.readsAgent, now.UnixMilli())
-	} else {
 		sess, ag, lastErr = store.Load(ctx, sh.agent, id, plan.readsAgent, now)
 	}
 	for attempt := 0; lastErr == nil && attempt < maxSessionAttempts; attempt++ {

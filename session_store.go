@@ -88,20 +88,27 @@ type MemorySessionStore struct {
 	count  atomic.Int64
 	shards [memStoreShards]memShard
 	turns  [sessionStripes]sync.Mutex // SessionMutex
+	// onError is called with the errors the store returns (OnError).
+	onError func(error)
 }
 
-// SessionMutex implements SessionSerializer.
+// OnError makes the store call f with every error it returns (ErrSessionStoreFull, its only one): the
+// server counts them in its metrics. Call it before the store is used.
+func (s *MemorySessionStore) OnError(f func(error)) { s.onError = f }
+
+// SessionMutex implements SessionSerializer, for callers that drive the store through the interface
+// (a wrapper): striped, so sessions that share a stripe take turns too. Engines given the store itself
+// use a turn per session instead (session_turns.go).
 func (s *MemorySessionStore) SessionMutex(agent, session string) *sync.Mutex {
-	return s.mutex(s.hash(memKey{agent, session}))
+	return &s.turns[s.hash(memKey{agent, session})%sessionStripes]
 }
-
-// mutex is SessionMutex for the hash of the session's key.
-func (s *MemorySessionStore) mutex(h uint64) *sync.Mutex { return &s.turns[h%sessionStripes] }
 
 type memShard struct {
 	mu        sync.Mutex
 	m         map[memKey]memEntry
 	lastSweep int64
+	turns     map[memKey]*memTurn // sessions being evaluated (session_turns.go)
+	freeTurns []*memTurn
 }
 
 type memKey struct{ agent, session string }
@@ -218,6 +225,9 @@ func (s *MemorySessionStore) commit(c *SessionCommit, h uint64) (bool, *SessionS
 			if _, exists = sh.m[k]; !exists && s.count.Add(1) > s.max {
 				s.count.Add(-1)
 				sh.mu.Unlock()
+				if s.onError != nil {
+					s.onError(ErrSessionStoreFull)
+				}
 				return false, nil, ErrSessionStoreFull
 			}
 		}

@@ -459,7 +459,7 @@ func TestReplaySessionsInOrder(t *testing.T) {
 	step := func(session, name string, at int) map[string]any {
 		return map[string]any{"agent_name": "bot", "stage": "pre", "decision": "allow",
 			"timestamp": base.Add(time.Duration(at) * time.Second).Format(time.RFC3339),
-			"step": map[string]any{"type": "tool", "name": name, "input": map[string]any{}, "context": map[string]any{"session_id": session}}}
+			"step":      map[string]any{"type": "tool", "name": name, "input": map[string]any{}, "context": map[string]any{"session_id": session}}}
 	}
 	// Session a: untrusted, sensitive, egress (its third step gathers the three labels); session b:
 	// untrusted, egress, egress (two labels). Posted in capture order, the sessions interleaved.

@@ -26,6 +26,15 @@ func sessionStoreOf(cfg *config) guard.SessionStore {
 	if st == nil {
 		st = guard.NewMemorySessionStore(0, 0)
 	}
+	if mem, ok := st.(*guard.MemorySessionStore); ok {
+		// Not wrapped: engines given the in-memory store itself give each session its own turn (a
+		// wrapper leaves them its striped SessionMutex) and hash the session's key once per step. Its
+		// only error, a full store, is counted through OnError.
+		if m := cfg.obs.metrics; m != nil {
+			mem.OnError(func(error) { m.SessionStoreError() })
+		}
+		return mem
+	}
 	if m := cfg.obs.metrics; m != nil {
 		if ser, ok := st.(guard.SessionSerializer); ok {
 			return countingSerialStore{countingStore{st, m}, ser}
