@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/guardrail-control/guard"
 )
@@ -58,23 +59,31 @@ func BenchmarkCheckSession(b *testing.B) {
 	}
 }
 
-// BenchmarkIdleSessions measures the heap an idle session holds in the in-memory store: 100,000 sessions
-// of one agent, each after one step of a rule-of-two agent (one label, one step record). It reports
-// bytes per session (the figure of docs/control-language.md's memory bound); b.N is not used.
+// BenchmarkIdleSessions measures the heap an idle session holds in the in-memory store: n sessions of
+// one agent, each after one step of a rule-of-two agent (one label, one step record). It reports bytes
+// per session (the figure of docs/control-language.md's memory bound), then moves the store's clock
+// past the TTL and commits to new sessions until the idle ones are swept, and reports the heap left
+// per idle session (expiry by TTL, with no sleep). b.N is not used.
 func BenchmarkIdleSessions(b *testing.B) {
-	const n = 100_000
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) { idleSessions(b, n) })
+	}
+}
+
+func idleSessions(b *testing.B, n int) {
 	d, err := guard.ParseControlData([]byte(`{"enabled": true, "scope": {"stages": ["pre"]},
 	  "condition": {"selector": {"path": "session.labels"}, "evaluator": {"name": "list", "config": {"values": ["untrusted", "sensitive", "egress"], "logic": "all"}}},
 	  "action": {"decision": "deny", "session": {"label_steps": [{"label": "untrusted", "steps": ["fetch_page"]}]}}}`))
 	if err != nil {
 		b.Fatal(err)
 	}
-	store := guard.NewMemorySessionStore(0, 2*n)
+	const ttl = time.Hour
+	store := guard.NewMemorySessionStore(ttl, 2*n)
 	e := guard.New(guard.WithSessionStore(store), guard.WithAgentName("agent"))
 	if err := e.Update([]guard.Control{{ID: 1, Name: "rule-of-two", Data: d}}); err != nil {
 		b.Fatal(err)
 	}
-	var before, after runtime.MemStats
+	var before, after, swept runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	ctx := context.Background()
@@ -89,7 +98,22 @@ func BenchmarkIdleSessions(b *testing.B) {
 	if store.Len() != n {
 		b.Fatalf("%d sessions stored", store.Len())
 	}
-	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-B/session")
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "heap-B/session")
+	// Past the TTL (and the sweep interval), commits to new sessions sweep the shards they land in.
+	later := time.Now().Add(ttl + 2*time.Minute)
+	for i := 0; store.Len() > n/100; i++ {
+		if i == n {
+			b.Fatalf("%d sessions left after %d commits past the TTL", store.Len(), i)
+		}
+		c := &guard.SessionCommit{Agent: "agent", Session: fmt.Sprint("new-", i), Write: true, Now: later,
+			Record: &guard.StepRecord{Seq: 1, Type: "tool", Name: "x", Decision: guard.DecisionAllow, At: later.UnixMilli()}}
+		if ok, _, err := store.Commit(ctx, c); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&swept)
+	b.ReportMetric(float64(int64(swept.HeapAlloc)-int64(before.HeapAlloc))/float64(n), "heap-B/session-after-ttl")
 	runtime.KeepAlive(store)
 }
 
