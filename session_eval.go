@@ -96,7 +96,7 @@ func (s *sessionShared) sessionStore() SessionStore {
 			s.store = NewMemorySessionStore(0, 0)
 		}
 		if s.now == nil {
-			s.now = time.Now
+			s.now = sessionNow
 		}
 	})
 	return s.store
@@ -196,6 +196,11 @@ type sessionView struct {
 	lblBuf   [2]LabelOrigin // c.Labels
 	effects  []*cControl    // sessOutcome.effects of Check
 	effBuf   [2]*cControl
+	// The session's turn in the in-memory store, held until the view is released.
+	mem     *MemorySessionStore
+	turnKey memKey
+	h       uint64
+	turn    *memTurn
 }
 
 // views reuses sessionViews: a view is most of what an evaluation with session state allocates.
@@ -214,7 +219,19 @@ func getView() *sessionView {
 
 // release returns v to the pool: nothing of the evaluation may use it afterwards (the store copied
 // what it keeps of the commit; results hold copies of its strings).
+// holdTurn hands the session's turn (nil when none) to v, which releases it with the view.
+func (v *sessionView) holdTurn(mem *MemorySessionStore, k memKey, h uint64, turn **memTurn) {
+	if *turn != nil {
+		v.mem, v.turnKey, v.h, v.turn = mem, k, h, *turn
+		*turn = nil
+	}
+}
+
 func (v *sessionView) release() {
+	if v.turn != nil {
+		v.mem.release(v.turnKey, v.h, v.turn)
+		v.mem, v.turn, v.turnKey = nil, nil, memKey{}
+	}
 	// Only the references: clearing the whole view (its buffers) costs more than the rest of the
 	// view's handling. What the buffers still reference is a few small strings of recent steps.
 	v.sess, v.agent, v.step, v.plan, v.err = nil, nil, nil, nil, nil
@@ -518,19 +535,25 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 	}
 	var sess, ag *SessionState
 	var lastErr error
+	var turn *memTurn
+	key := memKey{sh.agent, id}
 	switch {
-	case mem != nil && id != "" && !e.cfg.shadow:
+	case mem != nil && id != "":
 		// Steps of one session evaluated at once in this process (parallel tool calls) take turns
-		// instead of conflicting, each session its own turn.
-		k := memKey{sh.agent, id}
-		var turn *memTurn
-		turn, sess = mem.acquireLoad(k, h, now.UnixMilli())
-		defer mem.release(k, h, turn)
+		// instead of conflicting, each session its own turn; shadow evaluations too, since the store
+		// reuses the state before last for the next one (session_turns.go). The view returned holds
+		// the turn until it is released, after the caller has read the history.
+		turn, sess = mem.acquireLoad(key, h, now.UnixMilli())
+		defer func() {
+			if turn != nil { // not handed to a view: a panic
+				mem.release(key, h, turn)
+			}
+		}()
 		if plan.readsAgent {
 			_, ag = mem.load(sh.agent, "", 0, true, now.UnixMilli())
 		}
 	case mem != nil:
-		sess, ag = mem.load(sh.agent, id, h, plan.readsAgent, now.UnixMilli())
+		_, ag = mem.load(sh.agent, "", 0, plan.readsAgent, now.UnixMilli())
 	default:
 		if ser, ok := store.(SessionSerializer); ok && id != "" && !e.cfg.shadow {
 			// The same for other stores, by the mutex they give (the Redis store: stripes); the
@@ -545,10 +568,12 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 		v := e.newView(plan, id, sess, ag, step, stage, now)
 		out := try(v)
 		if e.cfg.shadow {
+			v.holdTurn(mem, key, h, &turn)
 			return v, nil // a shadow engine reads the state and never writes it
 		}
 		c := v.commit(out)
 		if !c.Write && len(c.AgentAdds) == 0 {
+			v.holdTurn(mem, key, h, &turn)
 			return v, nil
 		}
 		c.Agent, c.Now = sh.agent, now
@@ -565,6 +590,7 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 			break
 		}
 		if ok {
+			v.holdTurn(mem, key, h, &turn)
 			return v, nil
 		}
 		v.release()
@@ -578,6 +604,7 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 	sh.errors.Add(1)
 	v := getView()
 	v.id, v.err, v.stage, v.step, v.plan = id, lastErr, stage, step, plan
+	v.holdTurn(mem, key, h, &turn)
 	try(v)
 	return v, nil
 }

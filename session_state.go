@@ -34,7 +34,7 @@ type SessionState struct {
 
 	// session.labels and session.steps as evaluators read them, built on first use (labelsData,
 	// stepsData) so that evaluations read them without allocating; a next state whose labels did not
-	// change shares its predecessor's (appendNext). Two pointers, not sync.Once and four fields: an idle
+	// change shares its predecessor's (writeNext). Two pointers, not sync.Once and four fields: an idle
 	// session holds 1,000,000 of these.
 	labelsDer atomic.Pointer[derivedList]
 	stepsDer  atomic.Pointer[derivedList]
@@ -275,52 +275,27 @@ func labelsBy(kind, control string) string {
 	return kind + " " + strings.TrimSpace(control)
 }
 
-// stateWithCounters is a state and room for its counters in one allocation: a step that counts costs
-// one allocation for the next state, not two.
-type stateWithCounters struct {
-	st   SessionState
-	ctrs [2]Counter
-}
-
-// appendNext is next for the newest stored state s, under the store's lock: the step records and labels
-// of the next state share s's arrays when they have room (appending past what s and older states show:
-// they never see it), so a step costs no copy of the records but once every MaxSessionSteps steps.
-func (s *SessionState) appendNext(labels []LabelOrigin, adds []CounterAdd, rec *StepRecord, now int64) *SessionState {
-	var n *SessionState
-	if len(adds) > 0 && (s == nil || len(s.Counters)+len(adds) <= len(stateWithCounters{}.ctrs)) {
-		x := &stateWithCounters{}
-		n = &x.st
-		n.Counters = x.ctrs[:0]
-	} else {
-		n = &SessionState{}
-	}
+// writeNext writes into n the state after s (nil for a new session) with the delta applied, reusing n's
+// arrays: the in-memory store keeps two states per session and writes each step's state over the one
+// before last, which no evaluation reads any more (session_turns.go), so that a step allocates nothing.
+// n must not be s.
+func (s *SessionState) writeNext(n *SessionState, labels []LabelOrigin, adds []CounterAdd, rec *StepRecord, now int64) {
 	n.Touched = now
+	n.Version, n.Seq = 1, 0
+	n.Labels, n.Counters, n.Steps = n.Labels[:0], n.Counters[:0], n.Steps[:0]
 	if s != nil {
-		n.Version, n.Seq, n.Labels, n.Steps = s.Version, s.Seq, s.Labels, s.Steps
-		if len(adds) > 0 {
-			n.Counters = append(n.Counters, s.Counters...)
-		} else {
-			n.Counters = s.Counters
+		n.Version, n.Seq = s.Version+1, s.Seq
+		n.Labels = append(n.Labels, s.Labels...)
+		n.Counters = append(n.Counters, s.Counters...)
+		steps := s.Steps
+		if rec != nil && len(steps) >= MaxSessionSteps {
+			steps = steps[len(steps)-MaxSessionSteps+1:]
 		}
+		n.Steps = append(n.Steps, steps...)
 	}
-	n.Version++
 	if rec != nil {
 		n.Seq = rec.Seq
-		if len(n.Steps) == cap(n.Steps) {
-			// Full (or new): a fresh array with room for MaxSessionSteps more records.
-			keep := n.Steps
-			if len(keep) >= MaxSessionSteps {
-				keep = keep[len(keep)-MaxSessionSteps+1:]
-			}
-			// Grow by doubling up to twice the cap: a short session holds a short array.
-			fresh := make([]StepRecord, len(keep), min(max(4, 2*len(keep)), 2*MaxSessionSteps))
-			copy(fresh, keep)
-			n.Steps = fresh
-		}
 		n.Steps = append(n.Steps, *rec)
-		if len(n.Steps) > MaxSessionSteps {
-			n.Steps = n.Steps[len(n.Steps)-MaxSessionSteps:]
-		}
 	}
 	added := false
 	for _, l := range labels {
@@ -328,15 +303,34 @@ func (s *SessionState) appendNext(labels []LabelOrigin, adds []CounterAdd, rec *
 			break
 		}
 		if !n.hasLabel(l.Label) {
-			n.Labels = append(n.Labels[:len(n.Labels):len(n.Labels)], l) // copies: labels change rarely
+			n.Labels = append(n.Labels, l)
 			added = true
 		}
 	}
+	// The lists derived from s still hold when labels or steps did not change (nil: not built yet).
+	var labelsDer, stepsDer *derivedList
 	if s != nil && !added {
-		n.labelsDer.Store(s.labelsDer.Load()) // the same labels: the same list (nil: not built yet)
+		labelsDer = s.labelsDer.Load()
 	}
+	if s != nil && rec == nil {
+		stepsDer = s.stepsDer.Load()
+	}
+	n.labelsDer.Store(labelsDer)
+	n.stepsDer.Store(stepsDer)
 	if len(adds) > 0 {
 		n.Counters = applyCounters(n.Counters, adds, now)
 	}
-	return n
+}
+
+// clone returns a copy of s that shares nothing with it (nil for nil): what the in-memory store hands
+// out through its public Load and Commit, since it writes over its states.
+func (s *SessionState) clone() *SessionState {
+	if s == nil {
+		return nil
+	}
+	c := &SessionState{Version: s.Version, Seq: s.Seq, Touched: s.Touched,
+		Labels:   append([]LabelOrigin(nil), s.Labels...),
+		Counters: append([]Counter(nil), s.Counters...),
+		Steps:    append([]StepRecord(nil), s.Steps...)}
+	return c
 }

@@ -115,8 +115,9 @@ type memShard struct {
 type memKey struct{ agent, session string }
 
 type memEntry struct {
-	st  *SessionState
-	exp int64 // unix ms
+	st    *SessionState
+	exp   int64         // unix ms
+	spare *SessionState // the state before st, written over by the next step (nil: none yet)
 }
 
 // NewMemorySessionStore returns an empty store whose sessions expire after ttl idle (DefaultSessionTTL
@@ -160,14 +161,14 @@ func (sh *memShard) get(k memKey, now int64) *SessionState {
 	return e.st
 }
 
-// Load implements SessionStore.
+// Load implements SessionStore. It returns copies of the states: the store writes over its own.
 func (s *MemorySessionStore) Load(_ context.Context, agentName, session string, agent bool, at time.Time) (sess, ag *SessionState, err error) {
 	var h uint64
 	if session != "" {
 		h = s.hash(memKey{agentName, session})
 	}
 	sess, ag = s.load(agentName, session, h, agent, at.UnixMilli())
-	return sess, ag, nil
+	return sess.clone(), ag, nil
 }
 
 // load is Load with the hash of the session's key (the engine computes it once per evaluation, for
@@ -190,13 +191,18 @@ func (s *MemorySessionStore) load(agentName, session string, h uint64, agent boo
 	return sess, ag
 }
 
-// Commit implements SessionStore.
+// Commit implements SessionStore, in the session's turn (the store writes over the state before last,
+// which only an evaluation in an earlier turn reads). A state it returns is a copy.
 func (s *MemorySessionStore) Commit(_ context.Context, c *SessionCommit) (bool, *SessionState, error) {
-	var h uint64
-	if c.Session != "" && c.Write {
-		h = s.hash(memKey{c.Agent, c.Session})
+	if c.Session == "" || !c.Write {
+		return s.commit(c, 0)
 	}
-	return s.commit(c, h)
+	k := memKey{c.Agent, c.Session}
+	h := s.hash(k)
+	turn, _ := s.acquireLoad(k, h, c.Now.UnixMilli())
+	defer s.release(k, h, turn)
+	ok, cur, err := s.commit(c, h)
+	return ok, cur.clone(), err
 }
 
 // commit is Commit with the hash of the session's key.
@@ -232,9 +238,14 @@ func (s *MemorySessionStore) commit(c *SessionCommit, h uint64) (bool, *SessionS
 				return false, nil, ErrSessionStoreFull
 			}
 		}
-		// Under the shard's lock cur is the newest state of the session: the next one may share its
-		// arrays (appending past what cur and older states show), which saves copying the step records.
-		sh.m[k] = memEntry{st: cur.appendNext(c.Labels, c.Adds, c.Record, now), exp: now + s.ttl.Milliseconds()}
+		// The next state is written over the one before cur (in the session's turn nobody reads it):
+		// a step allocates nothing once its session has two states.
+		next := e.spare
+		if next == nil || next == cur {
+			next = &SessionState{}
+		}
+		cur.writeNext(next, c.Labels, c.Adds, c.Record, now)
+		sh.m[k] = memEntry{st: next, exp: now + s.ttl.Milliseconds(), spare: cur}
 		sh.mu.Unlock()
 	}
 	if len(c.AgentAdds) > 0 {

@@ -446,14 +446,19 @@ func TestMemorySessionStoreBounds(t *testing.T) {
 		t.Fatalf("len %d", s.Len())
 	}
 	// Caps: labels, steps and counters stay bounded.
-	var st, ap *SessionState
+	var st, ap, spare *SessionState
 	for i := 0; i < 100; i++ {
 		labels := []LabelOrigin{{Label: "l" + strings.Repeat("x", i)}}
 		adds := []CounterAdd{{Key: "c" + strings.Repeat("y", i), Add: 1}}
 		st = st.next(labels, adds, &StepRecord{Seq: int64(i + 1)}, int64(i))
-		ap = ap.appendNext(labels, adds, &StepRecord{Seq: int64(i + 1)}, int64(i))
+		n := &SessionState{}
+		if i > 1 {
+			n = spare // written over, as the store does
+		}
+		ap.writeNext(n, labels, adds, &StepRecord{Seq: int64(i + 1)}, int64(i))
+		spare, ap = ap, n
 	}
-	for name, st := range map[string]*SessionState{"next": st, "appendNext": ap} {
+	for name, st := range map[string]*SessionState{"next": st, "writeNext": ap} {
 		if len(st.Labels) != MaxSessionLabels || len(st.Steps) != MaxSessionSteps || len(st.Counters) != MaxSessionCounters || st.Steps[0].Seq != 100-MaxSessionSteps+1 {
 			t.Fatalf("%s caps: %d labels, %d steps, %d counters", name, len(st.Labels), len(st.Steps), len(st.Counters))
 		}
