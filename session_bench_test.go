@@ -61,19 +61,22 @@ func BenchmarkCheckSession(b *testing.B) {
 
 // BenchmarkIdleSessions measures the heap an idle session holds in the in-memory store: n sessions of
 // one agent, each after one step of a rule-of-two agent (one label, one step record). It reports bytes
-// per session (the figure of docs/control-language.md's memory bound), then moves the store's clock
-// past the TTL and commits to new sessions until the idle ones are swept, and reports the heap left
-// per idle session (expiry by TTL, with no sleep). b.N is not used.
+// per session just after their steps, then, with the store's clock moved past the sweep interval (the
+// sessions idle, within the TTL), per idle session (the figure of docs/control-language.md's memory
+// bound); then moves the clock past the TTL and commits to new sessions until the idle ones are swept,
+// and reports the heap left per session (expiry by TTL, with no sleep). b.N is not used.
 func BenchmarkIdleSessions(b *testing.B) {
-	for _, n := range []int{100_000, 1_000_000} {
-		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) { idleSessions(b, n) })
+	for _, c := range []struct{ sessions, steps int }{{100_000, 1}, {100_000, 3}, {1_000_000, 3}} {
+		b.Run(fmt.Sprintf("sessions=%d/steps=%d", c.sessions, c.steps), func(b *testing.B) { idleSessions(b, c.sessions, c.steps) })
 	}
 }
 
-func idleSessions(b *testing.B, n int) {
+// idleSessions runs steps steps in each of n sessions (fetch_page, read_file, then fetch_page again:
+// two labels, three step records; from the second step on the store holds two states per session).
+func idleSessions(b *testing.B, n, steps int) {
 	d, err := guard.ParseControlData([]byte(`{"enabled": true, "scope": {"stages": ["pre"]},
 	  "condition": {"selector": {"path": "session.labels"}, "evaluator": {"name": "list", "config": {"values": ["untrusted", "sensitive", "egress"], "logic": "all"}}},
-	  "action": {"decision": "deny", "session": {"label_steps": [{"label": "untrusted", "steps": ["fetch_page"]}]}}}`))
+	  "action": {"decision": "deny", "session": {"label_steps": [{"label": "untrusted", "steps": ["fetch_page"]}, {"label": "sensitive", "steps": ["read_file"]}]}}}`))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,10 +90,14 @@ func idleSessions(b *testing.B, n int) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	ctx := context.Background()
+	names := []string{"fetch_page", "read_file", "fetch_page"}
 	for i := 0; i < n; i++ {
-		step := &guard.Step{Type: "tool", Name: "fetch_page", Context: map[string]any{"session_id": fmt.Sprintf("session-%08d", i)}}
-		if err := e.Check(ctx, step, guard.StagePre); err != nil {
-			b.Fatal(err)
+		id := fmt.Sprintf("session-%08d", i)
+		for j := range steps {
+			step := &guard.Step{Type: "tool", Name: names[j%len(names)], Context: map[string]any{"session_id": id}}
+			if err := e.Check(ctx, step, guard.StagePre); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	runtime.GC()
@@ -99,17 +106,33 @@ func idleSessions(b *testing.B, n int) {
 		b.Fatalf("%d sessions stored", store.Len())
 	}
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "heap-B/session")
+	// Idle for more than the sweep interval (within the TTL): commits to 2,000 new sessions sweep every
+	// shard (64), which drops the idle sessions' spare states.
+	commitNew := func(name string, at time.Time) {
+		c := &guard.SessionCommit{Agent: "agent", Session: name, Write: true, Now: at,
+			Record: &guard.StepRecord{Seq: 1, Type: "tool", Name: "x", Decision: guard.DecisionAllow, At: at.UnixMilli()}}
+		if ok, _, err := store.Commit(ctx, c); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+	idle := time.Now().Add(2 * time.Minute)
+	for i := range 2000 {
+		commitNew(fmt.Sprint("idle-", i), idle)
+	}
+	var idleMem runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&idleMem)
+	if store.Len() != n+2000 {
+		b.Fatalf("%d sessions stored while idle", store.Len())
+	}
+	b.ReportMetric(float64(int64(idleMem.HeapAlloc)-int64(before.HeapAlloc))/float64(n), "heap-B/idle-session")
 	// Past the TTL (and the sweep interval), commits to new sessions sweep the shards they land in.
-	later := time.Now().Add(ttl + 2*time.Minute)
+	later := time.Now().Add(ttl + 4*time.Minute)
 	for i := 0; store.Len() > n/100; i++ {
 		if i == n {
 			b.Fatalf("%d sessions left after %d commits past the TTL", store.Len(), i)
 		}
-		c := &guard.SessionCommit{Agent: "agent", Session: fmt.Sprint("new-", i), Write: true, Now: later,
-			Record: &guard.StepRecord{Seq: 1, Type: "tool", Name: "x", Decision: guard.DecisionAllow, At: later.UnixMilli()}}
-		if ok, _, err := store.Commit(ctx, c); !ok || err != nil {
-			b.Fatal(ok, err)
-		}
+		commitNew(fmt.Sprint("new-", i), later)
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&swept)

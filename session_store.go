@@ -271,9 +271,14 @@ func (s *MemorySessionStore) sweep(sh *memShard, now int64) {
 	sh.lastSweep = now
 	sh.peak = max(sh.peak, len(sh.m))
 	for k, e := range sh.m {
-		if e.exp <= now {
+		switch {
+		case e.exp <= now:
 			delete(sh.m, k)
 			s.count.Add(-1)
+		case e.spare != nil && now-e.st.Touched >= memSweepEvery.Milliseconds():
+			// Idle for a sweep interval: the spare state goes, an idle session holds one state.
+			e.spare = nil
+			sh.m[k] = e
 		}
 	}
 	// A Go map keeps the room of its largest size: once most of a shard has expired, a copy returns
