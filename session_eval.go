@@ -556,11 +556,9 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 		_, ag = mem.load(sh.agent, "", 0, plan.readsAgent, now.UnixMilli())
 	default:
 		if ser, ok := store.(SessionSerializer); ok && id != "" && !e.cfg.shadow {
-			// The same for other stores, by the mutex they give (the Redis store: stripes); the
+			// The same for other stores, by the turns they give (SessionSerializer); the
 			// version check is left for other processes.
-			mu := ser.SessionMutex(sh.agent, id)
-			mu.Lock()
-			defer mu.Unlock()
+			defer ser.SessionTurn(sh.agent, id)()
 		}
 		sess, ag, lastErr = store.Load(ctx, sh.agent, id, plan.readsAgent, now)
 	}

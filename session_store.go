@@ -28,14 +28,12 @@ type SessionStore interface {
 }
 
 // SessionSerializer is implemented by stores that make the evaluations of one session in this process
-// take turns (the engine holds the mutex from Load to Commit), so that parallel steps of a session do not
-// conflict; the mutex may be shared with other sessions (stripes).
+// take turns (the engine holds the turn from Load to Commit), so that parallel steps of a session do not
+// conflict. Each session has a turn of its own (SessionTurns): sessions never wait for one another.
 type SessionSerializer interface {
-	SessionMutex(agent, session string) *sync.Mutex
+	// SessionTurn waits for the session's turn and returns the function that ends it.
+	SessionTurn(agent, session string) (release func())
 }
-
-// sessionStripes is the number of mutexes SessionMutex spreads sessions over.
-const sessionStripes = 1024
 
 // SessionCommit is the outcome of one evaluation for the store.
 type SessionCommit struct {
@@ -82,12 +80,12 @@ const (
 // without GUARD_SESSION_STORE. Sessions idle for longer than the TTL are forgotten (lazily on access,
 // and by a sweep of each shard at most once a minute, on a commit).
 type MemorySessionStore struct {
-	ttl    time.Duration
-	max    int64
-	seed   maphash.Seed
-	count  atomic.Int64
-	shards [memStoreShards]memShard
-	turns  [sessionStripes]sync.Mutex // SessionMutex
+	ttl       time.Duration
+	max       int64
+	seed      maphash.Seed
+	count     atomic.Int64
+	shards    [memStoreShards]memShard
+	wrapTurns SessionTurns // SessionTurn
 	// onError is called with the errors the store returns (OnError).
 	onError func(error)
 }
@@ -96,11 +94,11 @@ type MemorySessionStore struct {
 // server counts them in its metrics. Call it before the store is used.
 func (s *MemorySessionStore) OnError(f func(error)) { s.onError = f }
 
-// SessionMutex implements SessionSerializer, for callers that drive the store through the interface
-// (a wrapper): striped, so sessions that share a stripe take turns too. Engines given the store itself
-// use a turn per session instead (session_turns.go).
-func (s *MemorySessionStore) SessionMutex(agent, session string) *sync.Mutex {
-	return &s.turns[s.hash(memKey{agent, session})%sessionStripes]
+// SessionTurn implements SessionSerializer, for callers that drive the store through the interface
+// (a wrapper): turns of their own, since the public Commit takes the store's internal turn of the
+// session (which engines given the store itself hold from their read to their commit).
+func (s *MemorySessionStore) SessionTurn(agent, session string) (release func()) {
+	return s.wrapTurns.Acquire(agent, session)
 }
 
 type memShard struct {

@@ -1,6 +1,9 @@
 package guard
 
-import "sync"
+import (
+	"hash/maphash"
+	"sync"
+)
 
 // Parallel steps of one session (parallel tool calls) evaluated in this process take turns: an
 // evaluation reads the session's state, evaluates and commits what the step added, and the next one
@@ -63,4 +66,50 @@ func (s *MemorySessionStore) release(k memKey, h uint64, t *memTurn) {
 		}
 	}
 	sh.mu.Unlock()
+}
+
+// SessionTurns gives each session a turn of its own: a store shared by engines (the Redis store) uses
+// it to implement SessionSerializer. The zero value is ready to use.
+type SessionTurns struct {
+	shards [memStoreShards]turnShard
+	seed   maphash.Seed
+	once   sync.Once
+}
+
+type turnShard struct {
+	mu    sync.Mutex
+	turns map[memKey]*memTurn
+}
+
+// Acquire waits for the turn of the agent's session and returns the function that ends it (to call
+// once).
+func (t *SessionTurns) Acquire(agent, session string) (release func()) {
+	t.once.Do(func() { t.seed = maphash.MakeSeed() })
+	k := memKey{agent, session}
+	var h maphash.Hash
+	h.SetSeed(t.seed)
+	h.WriteString(agent)
+	h.WriteByte(0)
+	h.WriteString(session)
+	sh := &t.shards[h.Sum64()%memStoreShards]
+	sh.mu.Lock()
+	turn := sh.turns[k]
+	if turn == nil {
+		turn = &memTurn{}
+		if sh.turns == nil {
+			sh.turns = map[memKey]*memTurn{}
+		}
+		sh.turns[k] = turn
+	}
+	turn.refs++
+	sh.mu.Unlock()
+	turn.mu.Lock()
+	return func() {
+		sh.mu.Lock()
+		turn.mu.Unlock()
+		if turn.refs--; turn.refs == 0 {
+			delete(sh.turns, k)
+		}
+		sh.mu.Unlock()
+	}
 }

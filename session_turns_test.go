@@ -8,17 +8,17 @@ import (
 )
 
 // TestSessionTurnsPerSession: while an evaluation holds the turn of session a, a step of session b
-// runs, even when a and b share SessionMutex's stripe; a second step of a waits for the turn and runs
-// once it is released.
+// runs, even when a and b share the store's shard (and so would have shared a stripe of 1024 mutexes);
+// a second step of a waits for the turn and runs once it is released.
 func TestSessionTurnsPerSession(t *testing.T) {
 	store := NewMemorySessionStore(0, 0)
 	e := sessEngine(t, []Control{sessCtl(t, 1, "rule-of-two", ruleOfTwo)}, WithSessionStore(store), WithAgentName("agent"))
 	ka := memKey{"agent", "a"}
 	ha := store.hash(ka)
-	var kb memKey // a session of the same stripe (and so of the same shard) as a
+	var kb memKey // a session of the same shard and of the same stripe of 1024 as a
 	for i := 0; ; i++ {
 		kb = memKey{"agent", fmt.Sprint("b", i)}
-		if store.hash(kb)%sessionStripes == ha%sessionStripes {
+		if store.hash(kb)%1024 == ha%1024 {
 			break
 		}
 	}
@@ -72,5 +72,48 @@ func TestSessionTurnsPerSession(t *testing.T) {
 	sh.mu.Unlock()
 	if left != 0 {
 		t.Fatalf("%d turns left after every evaluation ended", left)
+	}
+}
+
+// TestSessionTurnsAcquire: SessionTurns (the Redis store's turns) lets another session through while a
+// session's turn is held, and makes a second acquirer of the same session wait until it is released.
+func TestSessionTurnsAcquire(t *testing.T) {
+	var turns SessionTurns
+	release := turns.Acquire("agent", "a")
+	other := make(chan struct{})
+	go func() { turns.Acquire("agent", "b")(); close(other) }()
+	select {
+	case <-other:
+	case <-time.After(10 * time.Second):
+		t.Fatal("session b waited for session a's turn")
+	}
+	got := make(chan struct{})
+	go func() { turns.Acquire("agent", "a")(); close(got) }()
+	k := memKey{"agent", "a"}
+	deadline := time.Now().Add(10 * time.Second)
+	for waiting := false; !waiting; {
+		for i := range turns.shards {
+			sh := &turns.shards[i]
+			sh.mu.Lock()
+			if tn := sh.turns[k]; tn != nil && tn.refs == 2 {
+				waiting = true
+			}
+			sh.mu.Unlock()
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second acquirer of a is not waiting")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second acquirer of a did not get the turn after its release")
+	}
+	for i := range turns.shards {
+		if n := len(turns.shards[i].turns); n != 0 {
+			t.Fatalf("%d turns left in shard %d", n, i)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	guard "github.com/guardrail-control/guard"
@@ -28,7 +27,7 @@ func sessionStoreOf(cfg *config) guard.SessionStore {
 	}
 	if mem, ok := st.(*guard.MemorySessionStore); ok {
 		// Not wrapped: engines given the in-memory store itself give each session its own turn (a
-		// wrapper leaves them its striped SessionMutex) and hash the session's key once per step. Its
+		// wrapper leaves them SessionTurn, in a critical section of its own) and hash the session's key once per step. Its
 		// only error, a full store, is counted through OnError.
 		if m := cfg.obs.metrics; m != nil {
 			mem.OnError(func(error) { m.SessionStoreError() })
@@ -75,9 +74,9 @@ type countingSerialStore struct {
 	ser guard.SessionSerializer
 }
 
-// SessionMutex implements guard.SessionSerializer.
-func (s countingSerialStore) SessionMutex(agent, session string) *sync.Mutex {
-	return s.ser.SessionMutex(agent, session)
+// SessionTurn implements guard.SessionSerializer.
+func (s countingSerialStore) SessionTurn(agent, session string) (release func()) {
+	return s.ser.SessionTurn(agent, session)
 }
 
 // sessionIDProblems validates step.context.session_id for every agent, sessions or not: a bad id is a
