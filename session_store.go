@@ -165,8 +165,16 @@ func (s *MemorySessionStore) Load(_ context.Context, agentName, session string, 
 	if session != "" {
 		h = s.hash(memKey{agentName, session})
 	}
-	sess, ag = s.load(agentName, session, h, agent, at.UnixMilli())
-	return sess.clone(), ag, nil
+	now := at.UnixMilli()
+	if session != "" {
+		// Copied under the shard's lock: two commits later the store writes over this state.
+		sh := &s.shards[h%memStoreShards]
+		sh.mu.Lock()
+		sess = sh.get(memKey{agentName, session}, now).clone()
+		sh.mu.Unlock()
+	}
+	_, ag = s.load(agentName, "", 0, agent, now)
+	return sess, ag, nil
 }
 
 // load is Load with the hash of the session's key (the engine computes it once per evaluation, for

@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -115,5 +116,26 @@ func TestSessionTurnsAcquire(t *testing.T) {
 		if n := len(turns.shards[i].turns); n != 0 {
 			t.Fatalf("%d turns left in shard %d", n, i)
 		}
+	}
+}
+
+// TestMemoryStoreLoadIsACopy: the store writes each step's state over the state before last; a state
+// Load returned is a copy, unchanged by later steps.
+func TestMemoryStoreLoadIsACopy(t *testing.T) {
+	store := NewMemorySessionStore(0, 0)
+	e := sessEngine(t, []Control{sessCtl(t, 1, "rule-of-two", ruleOfTwo)}, WithSessionStore(store))
+	ctx := context.Background()
+	mustDecide(t, e, tool("fetch_page", "s", nil), StagePre, DecisionAllow)
+	first, _, _ := store.Load(ctx, "", "s", false, time.Now())
+	for _, name := range []string{"read_file", "x", "y"} {
+		mustDecide(t, e, tool(name, "s", nil), StagePre, DecisionAllow)
+	}
+	last, _, _ := store.Load(ctx, "", "s", false, time.Now())
+	if first.Seq != 1 || len(first.Steps) != 1 || len(first.Labels) != 1 || last.Seq != 4 || len(last.Steps) != 4 || len(last.Labels) != 2 {
+		t.Fatalf("first %+v, last %+v", first, last)
+	}
+	res := mustDecide(t, e, tool("http_post", "s", nil), StagePre, DecisionDeny)
+	if res.Session.Step != 5 || !strings.Contains(res.Reason, "step 2 (read_file) added label sensitive") {
+		t.Fatalf("%+v %s", res.Session, res.Reason)
 	}
 }
