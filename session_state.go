@@ -22,8 +22,9 @@ const (
 )
 
 // SessionState is what guard remembers of one session (or, for agent.* selectors, of one agent over
-// every session): labels with the step that added each, counters and sums, the last step records. A
-// stored state is never modified: an update stores a new one with the next Version.
+// every session): labels with the step that added each, counters and sums, the last step records. An
+// update stores the next Version; a state a store hands out is not modified afterwards (the in-memory
+// store writes over its own states only within the session's turn, and hands out copies).
 type SessionState struct {
 	Version  int64         `json:"v"`
 	Seq      int64         `json:"q,omitempty"` // steps recorded at the pre stage so far
