@@ -23,6 +23,7 @@ func (e *Engine) checkSession(ctx context.Context, snap *snapshot, step *Step, s
 	if err != nil {
 		return err
 	}
+	defer v.release()
 	berr := d.err()
 	if berr == nil {
 		return nil
@@ -83,7 +84,8 @@ func (e *Engine) decideSession(ctx context.Context, snap *snapshot, step *Step, 
 			continue
 		}
 		if o := r.node(&c.root); o.effective() {
-			out.effects = append(out.effects, c)
+			out.effects = append(v.effects, c)
+			v.effects = out.effects
 		}
 	}
 	return d, out

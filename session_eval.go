@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/internal/jsonstr"
 )
 
 // sessionShared is the session configuration of an engine, shared by its shadow engine (a pointer in
@@ -51,6 +54,16 @@ func withSessionClock(now func() time.Time) Option {
 	return func(c *engineConfig) { c.sessions().now = now }
 }
 
+// evaluationTimeKey is the context key of WithEvaluationTime.
+type evaluationTimeKey struct{}
+
+// WithEvaluationTime returns a context under which evaluations measure session windows and idle expiry
+// at t instead of the engine's clock: a replay of captured steps evaluates each one at the time it was
+// captured, so that "21 calls within a minute" means what it meant on the live traffic.
+func WithEvaluationTime(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, evaluationTimeKey{}, t)
+}
+
 // zeroEngineSessions is the session configuration of zero Engines (not made by New): they share one
 // in-memory store.
 var zeroEngineSessions = &sessionShared{}
@@ -87,7 +100,7 @@ func (s *sessionShared) sessionStore() SessionStore {
 			s.store = NewMemorySessionStore(0, 0)
 		}
 		if s.now == nil {
-			s.now = time.Now
+			s.now = sessionNow
 		}
 	})
 	return s.store
@@ -178,10 +191,57 @@ type sessionView struct {
 	keys     []selKey // counter keys of the current-name counts (counterKeyFor)
 	keyBuf   [2]selKey
 	// The commit of the evaluation and small buffers, in the view's allocation (one per evaluation).
-	c       SessionCommit
-	rec     StepRecord
-	addBuf  [2]counterAdd
-	cAddBuf [2]CounterAdd
+	c        SessionCommit
+	rec      StepRecord
+	addBuf   [2]counterAdd
+	agAddBuf [2]counterAdd
+	cAddBuf  [2]CounterAdd
+	ownBuf   [2]LabelOrigin
+	lblBuf   [2]LabelOrigin // c.Labels
+	effects  []*cControl    // sessOutcome.effects of Check
+	effBuf   [2]*cControl
+	// The session's turn in the in-memory store, held until the view is released.
+	mem     *MemorySessionStore
+	turnKey memKey
+	h       uint64
+	turn    *memTurn
+}
+
+// views reuses sessionViews: a view is most of what an evaluation with session state allocates.
+var views = sync.Pool{New: func() any { return new(sessionView) }}
+
+// getView returns an empty view.
+func getView() *sessionView {
+	v := views.Get().(*sessionView)
+	v.keys = v.keyBuf[:0]
+	v.adds = v.addBuf[:0]
+	v.own = v.ownBuf[:0]
+	v.effects = v.effBuf[:0]
+	v.agAdds = v.agAddBuf[:0]
+	return v
+}
+
+// release returns v to the pool: nothing of the evaluation may use it afterwards (the store copied
+// what it keeps of the commit; results hold copies of its strings).
+// holdTurn hands the session's turn (nil when none) to v, which releases it with the view.
+func (v *sessionView) holdTurn(mem *MemorySessionStore, k memKey, h uint64, turn **memTurn) {
+	if *turn != nil {
+		v.mem, v.turnKey, v.h, v.turn = mem, k, h, *turn
+		*turn = nil
+	}
+}
+
+func (v *sessionView) release() {
+	if v.turn != nil {
+		v.mem.release(v.turnKey, v.h, v.turn)
+		v.mem, v.turn, v.turnKey = nil, nil, memKey{}
+	}
+	// Only the references: clearing the whole view (its buffers) costs more than the rest of the
+	// view's handling. What the buffers still reference is a few small strings of recent steps.
+	v.sess, v.agent, v.step, v.plan, v.err = nil, nil, nil, nil, nil
+	v.labels, v.labelsOK = evaluator.Data{}, false
+	v.c = SessionCommit{}
+	views.Put(v)
 }
 
 // errSessionStore wraps a store failure as the error of the leaves that read session state.
@@ -218,9 +278,8 @@ func CheckSessionID(step *Step) error {
 
 // newView builds the view of one evaluation from the stored states.
 func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, step *Step, stage Stage, now time.Time) *sessionView {
-	v := &sessionView{id: id, sess: sess, agent: ag, now: now.UnixMilli(), stage: stage, step: step, plan: plan}
-	v.keys = v.keyBuf[:0]
-	v.adds = v.addBuf[:0]
+	v := getView()
+	v.id, v.sess, v.agent, v.now, v.stage, v.step, v.plan = id, sess, ag, now.UnixMilli(), stage, step, plan
 	if stage == StagePre {
 		seqName := step.Name
 		add := func(l LabelOrigin) {
@@ -272,7 +331,14 @@ func (v *sessionView) counterKeyFor(sel *sessionSel) string {
 			return v.keys[i].key
 		}
 	}
-	k := sel.keyPre + v.step.Name
+	st := v.sess
+	if sel.agent {
+		st = v.agent
+	}
+	k := st.keyOf(sel.keyPre, v.step.Name)
+	if k == "" { // a step name the state has not counted yet
+		k = sel.keyPre + v.step.Name
+	}
 	v.keys = append(v.keys, selKey{sel, k})
 	return k
 }
@@ -364,8 +430,43 @@ func (v *sessionView) data(sel *sessionSel) (evaluator.Data, error) {
 		return v.sess.stepsData(), nil
 	}
 	n := v.counterValue(sel)
-	_, text, err := textForm(n)
-	return evaluator.Data{Value: n, Text: text}, err
+	text, err := numberText(n)
+	if err != nil {
+		return evaluator.Data{}, err
+	}
+	return evaluator.Data{Value: boxNumber(n), Text: text}, nil
+}
+
+// smallNumbers are the whole numbers 0 to 255 as values of Data: counts below 256 (a tool-loop's
+// threshold, a rule's few steps) are selected without allocating.
+var smallNumbers = func() (a [256]any) {
+	for i := range a {
+		a[i] = float64(i)
+	}
+	return a
+}()
+
+// boxNumber is n as a Data value.
+func boxNumber(n float64) any {
+	if n >= 0 && n < float64(len(smallNumbers)) && n == float64(int(n)) {
+		return smallNumbers[int(n)]
+	}
+	return n
+}
+
+// numberText is the text form of a count or sum, as textForm writes it, without textForm's growing
+// buffer: counts are whole numbers, whose digits strconv writes directly (without allocating below 100).
+func numberText(n float64) (string, error) {
+	if n == float64(int64(n)) && n > -1e15 && n < 1e15 && (n != 0 || !math.Signbit(n)) {
+		return strconv.FormatInt(int64(n), 10), nil
+	}
+	var buf [32]byte
+	b, ok := jsonstr.AppendFloat(buf[:0], n)
+	if !ok {
+		_, text, err := textForm(n) // NaN or an infinite sum: textForm's error
+		return text, err
+	}
+	return string(b), nil
 }
 
 // counterValue is the value of counter sel with the current step's contribution.
@@ -427,33 +528,74 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 	store := sh.sessionStore()
 	plan := snap.session
 	now := sh.now()
-	if ser, ok := store.(SessionSerializer); ok && id != "" && !e.cfg.shadow {
-		// Steps of one session evaluated at once in this process (parallel tool calls) take turns
-		// instead of conflicting: the version check is left for other processes.
-		mu := ser.SessionMutex(sh.agent, id)
-		mu.Lock()
-		defer mu.Unlock()
+	if t, ok := ctx.Value(evaluationTimeKey{}).(time.Time); ok {
+		now = t
 	}
-	sess, ag, lastErr := store.Load(ctx, sh.agent, id, plan.readsAgent, now)
+	// The in-memory store is called directly with the hash of the session's key, computed once.
+	mem, _ := store.(*MemorySessionStore)
+	var h uint64
+	if mem != nil && id != "" {
+		h = mem.hash(memKey{sh.agent, id})
+	}
+	var sess, ag *SessionState
+	var lastErr error
+	var turn *memTurn
+	key := memKey{sh.agent, id}
+	switch {
+	case mem != nil && id != "":
+		// Steps of one session evaluated at once in this process (parallel tool calls) take turns
+		// instead of conflicting, each session its own turn; shadow evaluations too, since the store
+		// reuses the state before last for the next one (session_turns.go). The view returned holds
+		// the turn until it is released, after the caller has read the history.
+		turn, sess = mem.acquireLoad(key, h, now.UnixMilli())
+		defer func() {
+			if turn != nil { // not handed to a view: a panic
+				mem.release(key, h, turn)
+			}
+		}()
+		if plan.readsAgent {
+			_, ag = mem.load(sh.agent, "", 0, true, now.UnixMilli())
+		}
+	case mem != nil:
+		_, ag = mem.load(sh.agent, "", 0, plan.readsAgent, now.UnixMilli())
+	default:
+		if ser, ok := store.(SessionSerializer); ok && id != "" && !e.cfg.shadow {
+			// The same for other stores, by the turns they give (SessionSerializer); the
+			// version check is left for other processes.
+			defer ser.SessionTurn(sh.agent, id)()
+		}
+		sess, ag, lastErr = store.Load(ctx, sh.agent, id, plan.readsAgent, now)
+	}
 	for attempt := 0; lastErr == nil && attempt < maxSessionAttempts; attempt++ {
 		v := e.newView(plan, id, sess, ag, step, stage, now)
 		out := try(v)
 		if e.cfg.shadow {
+			v.holdTurn(mem, key, h, &turn)
 			return v, nil // a shadow engine reads the state and never writes it
 		}
 		c := v.commit(out)
 		if !c.Write && len(c.AgentAdds) == 0 {
+			v.holdTurn(mem, key, h, &turn)
 			return v, nil
 		}
 		c.Agent, c.Now = sh.agent, now
-		ok, cur, err := store.Commit(ctx, c)
+		var ok bool
+		var cur *SessionState
+		var err error
+		if mem != nil {
+			ok, cur, err = mem.commit(c, h)
+		} else {
+			ok, cur, err = store.Commit(ctx, c)
+		}
 		if err != nil {
 			lastErr = err
 			break
 		}
 		if ok {
+			v.holdTurn(mem, key, h, &turn)
 			return v, nil
 		}
+		v.release()
 		sess = cur
 		if attempt == maxSessionAttempts-1 {
 			lastErr = errSessionContended
@@ -462,7 +604,9 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 		}
 	}
 	sh.errors.Add(1)
-	v := &sessionView{id: id, err: lastErr, stage: stage, step: step, plan: plan}
+	v := getView()
+	v.id, v.err, v.stage, v.step, v.plan = id, lastErr, stage, step, plan
+	v.holdTurn(mem, key, h, &turn)
 	try(v)
 	return v, nil
 }
@@ -478,13 +622,14 @@ func (e *Engine) evaluateSession(ctx context.Context, snap *snapshot, step *Step
 		return nil, err
 	}
 	v.finish(snap, res)
+	v.release()
 	return res, nil
 }
 
 // commit is what an evaluation with outcome out writes: the session's delta (Write false when nothing
 // changes) and the agent's counter contributions.
 func (v *sessionView) commit(out sessOutcome) *SessionCommit {
-	v.c = SessionCommit{Session: v.id, BaseState: v.sess}
+	v.c = SessionCommit{Session: v.id, BaseState: v.sess, Labels: v.lblBuf[:0]}
 	c := &v.c
 	if v.sess != nil {
 		c.Base = v.sess.Version

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/guardrail-control/guard/evaluator"
 )
@@ -22,8 +22,9 @@ const (
 )
 
 // SessionState is what guard remembers of one session (or, for agent.* selectors, of one agent over
-// every session): labels with the step that added each, counters and sums, the last step records. A
-// stored state is never modified: an update stores a new one with the next Version.
+// every session): labels with the step that added each, counters and sums, the last step records. An
+// update stores the next Version; a state a store hands out is not modified afterwards (the in-memory
+// store writes over its own states only within the session's turn, and hands out copies).
 type SessionState struct {
 	Version  int64         `json:"v"`
 	Seq      int64         `json:"q,omitempty"` // steps recorded at the pre stage so far
@@ -32,15 +33,22 @@ type SessionState struct {
 	Steps    []StepRecord  `json:"s,omitempty"`
 	Touched  int64         `json:"t"` // unix ms of the last update
 
-	// derived from the above, built once on first use (derive) so that evaluations read them without
-	// allocating
-	labelsOnce sync.Once
-	stepsOnce  sync.Once
-	labelsVal  []any
-	labelsText string
-	stepsVal   []any
-	stepsText  string
+	// session.labels and session.steps as evaluators read them, built on first use (labelsData,
+	// stepsData) so that evaluations read them without allocating; a next state whose labels did not
+	// change shares its predecessor's (writeNext). Two pointers, not sync.Once and four fields: an idle
+	// session holds 1,000,000 of these.
+	labelsDer atomic.Pointer[derivedList]
+	stepsDer  atomic.Pointer[derivedList]
 }
+
+// derivedList is a list of strings as an evaluator reads it: values and text (nil, "" when empty).
+type derivedList struct {
+	val  []any
+	text string
+}
+
+// noList is the derivedList of an empty list.
+var noList = &derivedList{}
 
 // LabelOrigin is a label of a session and where it came from.
 type LabelOrigin struct {
@@ -71,11 +79,15 @@ func (s *SessionState) labelsData() evaluator.Data {
 	if s == nil {
 		return evaluator.Data{}
 	}
-	s.labelsOnce.Do(s.deriveLabels)
-	if s.labelsVal == nil {
+	d := s.labelsDer.Load()
+	if d == nil {
+		d = s.deriveLabels()
+		s.labelsDer.Store(d) // concurrent first uses build equal lists: either may stay
+	}
+	if d.val == nil {
 		return evaluator.Data{}
 	}
-	return evaluator.Data{Value: s.labelsVal, Text: s.labelsText}
+	return evaluator.Data{Value: d.val, Text: d.text}
 }
 
 // stepsData is session.steps of s (nil when none), built on first use.
@@ -83,40 +95,48 @@ func (s *SessionState) stepsData() evaluator.Data {
 	if s == nil {
 		return evaluator.Data{}
 	}
-	s.stepsOnce.Do(s.deriveSteps)
-	if s.stepsVal == nil {
+	d := s.stepsDer.Load()
+	if d == nil {
+		d = s.deriveSteps()
+		s.stepsDer.Store(d)
+	}
+	if d.val == nil {
 		return evaluator.Data{}
 	}
-	return evaluator.Data{Value: s.stepsVal, Text: s.stepsText}
+	return evaluator.Data{Value: d.val, Text: d.text}
 }
 
 // deriveLabels builds the labels as a list with its text.
-func (s *SessionState) deriveLabels() {
-	if len(s.Labels) > 0 {
-		s.labelsVal = make([]any, len(s.Labels))
-		names := make([]string, len(s.Labels))
-		for i, l := range s.Labels {
-			s.labelsVal[i], names[i] = l.Label, l.Label
-		}
-		s.labelsText = listText(names)
+func (s *SessionState) deriveLabels() *derivedList {
+	if len(s.Labels) == 0 {
+		return noList
 	}
+	d := &derivedList{val: make([]any, len(s.Labels))}
+	names := make([]string, len(s.Labels))
+	for i, l := range s.Labels {
+		d.val[i], names[i] = l.Label, l.Label
+	}
+	d.text = listText(names)
+	return d
 }
 
 // deriveSteps builds the names of the allowed steps as a list with its text.
-func (s *SessionState) deriveSteps() {
+func (s *SessionState) deriveSteps() *derivedList {
 	var steps []string
 	for _, r := range s.Steps {
 		if !blocks(r.Decision) {
 			steps = append(steps, r.Name)
 		}
 	}
-	if len(steps) > 0 {
-		s.stepsVal = make([]any, len(steps))
-		for i, n := range steps {
-			s.stepsVal[i] = n
-		}
-		s.stepsText = listText(steps)
+	if len(steps) == 0 {
+		return noList
 	}
+	d := &derivedList{val: make([]any, len(steps))}
+	for i, n := range steps {
+		d.val[i] = n
+	}
+	d.text = listText(steps)
+	return d
 }
 
 // listText is the text form of a list of strings, as textForm writes it.
@@ -158,6 +178,22 @@ func (s *SessionState) counter(key string, window, now int64) float64 {
 	return 0
 }
 
+// keyOf returns the key of the counter named pre+name that s holds ("" when none): the key of a
+// current-name count is built from the step's name, and reusing the stored string saves building it
+// on every evaluation.
+func (s *SessionState) keyOf(pre, name string) string {
+	if s == nil {
+		return ""
+	}
+	for i := range s.Counters {
+		k := s.Counters[i].Key
+		if len(k) == len(pre)+len(name) && k[len(pre):] == name && k[:len(pre)] == pre {
+			return k
+		}
+	}
+	return ""
+}
+
 // counterAdd is the contribution of one evaluation to one counter.
 type counterAdd struct {
 	key    string
@@ -167,7 +203,7 @@ type counterAdd struct {
 
 // next returns the state after an evaluation: s (nil for a new session) with labels added, counters
 // advanced and, when rec is not nil, the step recorded. It never modifies s.
-func (s *SessionState) next(labels []LabelOrigin, adds []counterAdd, rec *StepRecord, now int64) *SessionState {
+func (s *SessionState) next(labels []LabelOrigin, adds []CounterAdd, rec *StepRecord, now int64) *SessionState {
 	n := &SessionState{Touched: now}
 	if s != nil {
 		n.Version, n.Seq = s.Version, s.Seq
@@ -197,23 +233,23 @@ func (s *SessionState) next(labels []LabelOrigin, adds []counterAdd, rec *StepRe
 
 // applyCounters adds adds to counters (restarting a window that has passed) and keeps at most
 // MaxSessionCounters, dropping those whose window started longest ago.
-func applyCounters(cs []Counter, adds []counterAdd, now int64) []Counter {
+func applyCounters(cs []Counter, adds []CounterAdd, now int64) []Counter {
 	for _, a := range adds {
 		found := false
 		for i := range cs {
 			c := &cs[i]
-			if c.Key != a.key {
+			if c.Key != a.Key {
 				continue
 			}
 			found = true
-			if a.window > 0 && now-c.Start >= a.window {
+			if a.WindowMS > 0 && now-c.Start >= a.WindowMS {
 				c.Start, c.Value = now, 0
 			}
-			c.Value += a.add
+			c.Value += a.Add
 			break
 		}
 		if !found {
-			cs = append(cs, Counter{Key: a.key, Start: now, Value: a.add})
+			cs = append(cs, Counter{Key: a.Key, Start: now, Value: a.Add})
 		}
 	}
 	if len(cs) > MaxSessionCounters {
@@ -240,48 +276,62 @@ func labelsBy(kind, control string) string {
 	return kind + " " + strings.TrimSpace(control)
 }
 
-// appendNext is next for the newest stored state s, under the store's lock: the step records and labels
-// of the next state share s's arrays when they have room (appending past what s and older states show:
-// they never see it), so a step costs no copy of the records but once every MaxSessionSteps steps.
-func (s *SessionState) appendNext(labels []LabelOrigin, adds []CounterAdd, rec *StepRecord, now int64) *SessionState {
-	n := &SessionState{Touched: now}
+// writeNext writes into n the state after s (nil for a new session) with the delta applied, reusing n's
+// arrays: the in-memory store keeps two states per session and writes each step's state over the one
+// before last, which no evaluation reads any more (session_turns.go), so that a step allocates nothing.
+// n must not be s.
+func (s *SessionState) writeNext(n *SessionState, labels []LabelOrigin, adds []CounterAdd, rec *StepRecord, now int64) {
+	n.Touched = now
+	n.Version, n.Seq = 1, 0
+	n.Labels, n.Counters, n.Steps = n.Labels[:0], n.Counters[:0], n.Steps[:0]
 	if s != nil {
-		n.Version, n.Seq, n.Labels, n.Steps = s.Version, s.Seq, s.Labels, s.Steps
-		if len(adds) > 0 {
-			n.Counters = append([]Counter(nil), s.Counters...)
-		} else {
-			n.Counters = s.Counters
+		n.Version, n.Seq = s.Version+1, s.Seq
+		n.Labels = append(n.Labels, s.Labels...)
+		n.Counters = append(n.Counters, s.Counters...)
+		steps := s.Steps
+		if rec != nil && len(steps) >= MaxSessionSteps {
+			steps = steps[len(steps)-MaxSessionSteps+1:]
 		}
+		n.Steps = append(n.Steps, steps...)
 	}
-	n.Version++
 	if rec != nil {
 		n.Seq = rec.Seq
-		if len(n.Steps) == cap(n.Steps) {
-			// Full (or new): a fresh array with room for MaxSessionSteps more records.
-			keep := n.Steps
-			if len(keep) >= MaxSessionSteps {
-				keep = keep[len(keep)-MaxSessionSteps+1:]
-			}
-			// Grow by doubling up to twice the cap: a short session holds a short array.
-			fresh := make([]StepRecord, len(keep), min(max(4, 2*len(keep)), 2*MaxSessionSteps))
-			copy(fresh, keep)
-			n.Steps = fresh
-		}
 		n.Steps = append(n.Steps, *rec)
-		if len(n.Steps) > MaxSessionSteps {
-			n.Steps = n.Steps[len(n.Steps)-MaxSessionSteps:]
-		}
 	}
+	added := false
 	for _, l := range labels {
 		if len(n.Labels) >= MaxSessionLabels {
 			break
 		}
 		if !n.hasLabel(l.Label) {
-			n.Labels = append(n.Labels[:len(n.Labels):len(n.Labels)], l) // copies: labels change rarely
+			n.Labels = append(n.Labels, l)
+			added = true
 		}
 	}
-	if len(adds) > 0 {
-		n.Counters = applyCounters(n.Counters, agentAdds(adds), now)
+	// The lists derived from s still hold when labels or steps did not change (nil: not built yet).
+	var labelsDer, stepsDer *derivedList
+	if s != nil && !added {
+		labelsDer = s.labelsDer.Load()
 	}
-	return n
+	if s != nil && rec == nil {
+		stepsDer = s.stepsDer.Load()
+	}
+	n.labelsDer.Store(labelsDer)
+	n.stepsDer.Store(stepsDer)
+	if len(adds) > 0 {
+		n.Counters = applyCounters(n.Counters, adds, now)
+	}
+}
+
+// clone returns a copy of s that shares nothing with it (nil for nil): what the in-memory store hands
+// out through its public Load and Commit, since it writes over its states.
+func (s *SessionState) clone() *SessionState {
+	if s == nil {
+		return nil
+	}
+	c := &SessionState{Version: s.Version, Seq: s.Seq, Touched: s.Touched,
+		Labels:   append([]LabelOrigin(nil), s.Labels...),
+		Counters: append([]Counter(nil), s.Counters...),
+		Steps:    append([]StepRecord(nil), s.Steps...)}
+	return c
 }

@@ -28,14 +28,12 @@ type SessionStore interface {
 }
 
 // SessionSerializer is implemented by stores that make the evaluations of one session in this process
-// take turns (the engine holds the mutex from Load to Commit), so that parallel steps of a session do not
-// conflict; the mutex may be shared with other sessions (stripes).
+// take turns (the engine holds the turn from Load to Commit), so that parallel steps of a session do not
+// conflict. Each session has a turn of its own (SessionTurns): sessions never wait for one another.
 type SessionSerializer interface {
-	SessionMutex(agent, session string) *sync.Mutex
+	// SessionTurn waits for the session's turn and returns the function that ends it.
+	SessionTurn(agent, session string) (release func())
 }
-
-// sessionStripes is the number of mutexes SessionMutex spreads sessions over.
-const sessionStripes = 1024
 
 // SessionCommit is the outcome of one evaluation for the store.
 type SessionCommit struct {
@@ -55,7 +53,7 @@ type SessionCommit struct {
 // Next returns the session's next state: BaseState with the delta applied (a new state; BaseState is
 // not modified).
 func (c *SessionCommit) Next() *SessionState {
-	return c.BaseState.next(c.Labels, agentAdds(c.Adds), c.Record, c.Now.UnixMilli())
+	return c.BaseState.next(c.Labels, c.Adds, c.Record, c.Now.UnixMilli())
 }
 
 // CounterAdd adds Add to the counter Key of an agent, over a fixed window of WindowMS (0: none).
@@ -82,30 +80,42 @@ const (
 // without GUARD_SESSION_STORE. Sessions idle for longer than the TTL are forgotten (lazily on access,
 // and by a sweep of each shard at most once a minute, on a commit).
 type MemorySessionStore struct {
-	ttl    time.Duration
-	max    int64
-	seed   maphash.Seed
-	count  atomic.Int64
-	shards [memStoreShards]memShard
-	turns  [sessionStripes]sync.Mutex // SessionMutex
+	ttl       time.Duration
+	max       int64
+	seed      maphash.Seed
+	count     atomic.Int64
+	shards    [memStoreShards]memShard
+	wrapTurns SessionTurns // SessionTurn
+	// onError is called with the errors the store returns (OnError).
+	onError func(error)
 }
 
-// SessionMutex implements SessionSerializer.
-func (s *MemorySessionStore) SessionMutex(agent, session string) *sync.Mutex {
-	return &s.turns[s.hash(memKey{agent, session})%sessionStripes]
+// OnError makes the store call f with every error it returns (ErrSessionStoreFull, its only one): the
+// server counts them in its metrics. Call it before the store is used.
+func (s *MemorySessionStore) OnError(f func(error)) { s.onError = f }
+
+// SessionTurn implements SessionSerializer, for callers that drive the store through the interface
+// (a wrapper): turns of their own, since the public Commit takes the store's internal turn of the
+// session (which engines given the store itself hold from their read to their commit).
+func (s *MemorySessionStore) SessionTurn(agent, session string) (release func()) {
+	return s.wrapTurns.Acquire(agent, session)
 }
 
 type memShard struct {
 	mu        sync.Mutex
 	m         map[memKey]memEntry
 	lastSweep int64
+	peak      int                 // the most sessions the map held since it was made (sweep)
+	turns     map[memKey]*memTurn // sessions being evaluated (session_turns.go)
+	freeTurns []*memTurn
 }
 
 type memKey struct{ agent, session string }
 
 type memEntry struct {
-	st  *SessionState
-	exp int64 // unix ms
+	st    *SessionState
+	exp   int64         // unix ms
+	spare *SessionState // the state before st, written over by the next step (nil: none yet)
 }
 
 // NewMemorySessionStore returns an empty store whose sessions expire after ttl idle (DefaultSessionTTL
@@ -149,12 +159,30 @@ func (sh *memShard) get(k memKey, now int64) *SessionState {
 	return e.st
 }
 
-// Load implements SessionStore.
+// Load implements SessionStore. It returns copies of the states: the store writes over its own.
 func (s *MemorySessionStore) Load(_ context.Context, agentName, session string, agent bool, at time.Time) (sess, ag *SessionState, err error) {
+	var h uint64
+	if session != "" {
+		h = s.hash(memKey{agentName, session})
+	}
 	now := at.UnixMilli()
 	if session != "" {
+		// Copied under the shard's lock: two commits later the store writes over this state.
+		sh := &s.shards[h%memStoreShards]
+		sh.mu.Lock()
+		sess = sh.get(memKey{agentName, session}, now).clone()
+		sh.mu.Unlock()
+	}
+	_, ag = s.load(agentName, "", 0, agent, now)
+	return sess, ag, nil
+}
+
+// load is Load with the hash of the session's key (the engine computes it once per evaluation, for
+// the session's mutex, its Load and its Commit).
+func (s *MemorySessionStore) load(agentName, session string, h uint64, agent bool, now int64) (sess, ag *SessionState) {
+	if session != "" {
 		k := memKey{agentName, session}
-		sh := s.shard(k)
+		sh := &s.shards[h%memStoreShards]
 		sh.mu.Lock()
 		sess = sh.get(k, now)
 		sh.mu.Unlock()
@@ -166,22 +194,36 @@ func (s *MemorySessionStore) Load(_ context.Context, agentName, session string, 
 		ag = sh.get(k, now)
 		sh.mu.Unlock()
 	}
-	return sess, ag, nil
+	return sess, ag
 }
 
-// Commit implements SessionStore.
+// Commit implements SessionStore, in the session's turn (the store writes over the state before last,
+// which only an evaluation in an earlier turn reads). A state it returns is a copy.
 func (s *MemorySessionStore) Commit(_ context.Context, c *SessionCommit) (bool, *SessionState, error) {
+	if c.Session == "" || !c.Write {
+		return s.commit(c, 0)
+	}
+	k := memKey{c.Agent, c.Session}
+	h := s.hash(k)
+	turn, _ := s.acquireLoad(k, h, c.Now.UnixMilli())
+	defer s.release(k, h, turn)
+	ok, cur, err := s.commit(c, h)
+	return ok, cur.clone(), err
+}
+
+// commit is Commit with the hash of the session's key.
+func (s *MemorySessionStore) commit(c *SessionCommit, h uint64) (bool, *SessionState, error) {
 	now := c.Now.UnixMilli()
 	if c.Session != "" && c.Write {
 		k := memKey{c.Agent, c.Session}
-		sh := s.shard(k)
+		sh := &s.shards[h%memStoreShards]
 		sh.mu.Lock()
 		s.sweep(sh, now)
-		_, exists := sh.m[k]
-		cur := sh.get(k, now)
+		e, exists := sh.m[k]
+		var cur *SessionState
 		var v int64
-		if cur != nil {
-			v = cur.Version
+		if exists && e.exp > now {
+			cur, v = e.st, e.st.Version
 		}
 		if v != c.Base {
 			sh.mu.Unlock()
@@ -196,12 +238,20 @@ func (s *MemorySessionStore) Commit(_ context.Context, c *SessionCommit) (bool, 
 			if _, exists = sh.m[k]; !exists && s.count.Add(1) > s.max {
 				s.count.Add(-1)
 				sh.mu.Unlock()
+				if s.onError != nil {
+					s.onError(ErrSessionStoreFull)
+				}
 				return false, nil, ErrSessionStoreFull
 			}
 		}
-		// Under the shard's lock cur is the newest state of the session: the next one may share its
-		// arrays (appending past what cur and older states show), which saves copying the step records.
-		sh.m[k] = memEntry{st: cur.appendNext(c.Labels, c.Adds, c.Record, now), exp: now + s.ttl.Milliseconds()}
+		// The next state is written over the one before cur (in the session's turn nobody reads it):
+		// a step allocates nothing once its session has two states.
+		next := e.spare
+		if next == nil || next == cur {
+			next = &SessionState{}
+		}
+		cur.writeNext(next, c.Labels, c.Adds, c.Record, now)
+		sh.m[k] = memEntry{st: next, exp: now + s.ttl.Milliseconds(), spare: cur}
 		sh.mu.Unlock()
 	}
 	if len(c.AgentAdds) > 0 {
@@ -213,7 +263,7 @@ func (s *MemorySessionStore) Commit(_ context.Context, c *SessionCommit) (bool, 
 		if !exists {
 			s.count.Add(1)
 		}
-		sh.m[k] = memEntry{st: cur.next(nil, agentAdds(c.AgentAdds), nil, now), exp: now + agentStateTTL.Milliseconds()}
+		sh.m[k] = memEntry{st: cur.next(nil, c.AgentAdds, nil, now), exp: now + agentStateTTL.Milliseconds()}
 		sh.mu.Unlock()
 	}
 	return true, nil, nil
@@ -225,11 +275,26 @@ func (s *MemorySessionStore) sweep(sh *memShard, now int64) {
 		return
 	}
 	sh.lastSweep = now
+	sh.peak = max(sh.peak, len(sh.m))
 	for k, e := range sh.m {
-		if e.exp <= now {
+		switch {
+		case e.exp <= now:
 			delete(sh.m, k)
 			s.count.Add(-1)
+		case e.spare != nil && now-e.st.Touched >= memSweepEvery.Milliseconds():
+			// Idle for a sweep interval: the spare state goes, an idle session holds one state.
+			e.spare = nil
+			sh.m[k] = e
 		}
+	}
+	// A Go map keeps the room of its largest size: once most of a shard has expired, a copy returns
+	// the room of the sessions that left (1,000,000 idle sessions leave about 100 MB of room otherwise).
+	if sh.peak >= 1024 && len(sh.m) < sh.peak/4 {
+		m := make(map[memKey]memEntry, len(sh.m))
+		for k, e := range sh.m {
+			m[k] = e
+		}
+		sh.m, sh.peak = m, len(m)
 	}
 }
 
@@ -241,13 +306,4 @@ func (s *MemorySessionStore) sweepAll(now int64) {
 		s.sweep(sh, now)
 		sh.mu.Unlock()
 	}
-}
-
-// agentAdds converts the exported form of counter contributions.
-func agentAdds(in []CounterAdd) []counterAdd {
-	out := make([]counterAdd, len(in))
-	for i, a := range in {
-		out[i] = counterAdd{key: a.Key, window: a.WindowMS, add: a.Add}
-	}
-	return out
 }

@@ -446,13 +446,22 @@ func TestMemorySessionStoreBounds(t *testing.T) {
 		t.Fatalf("len %d", s.Len())
 	}
 	// Caps: labels, steps and counters stay bounded.
-	var st *SessionState
+	var st, ap, spare *SessionState
 	for i := 0; i < 100; i++ {
 		labels := []LabelOrigin{{Label: "l" + strings.Repeat("x", i)}}
-		st = st.next(labels, []counterAdd{{key: "c" + strings.Repeat("y", i), add: 1}}, &StepRecord{Seq: int64(i + 1)}, int64(i))
+		adds := []CounterAdd{{Key: "c" + strings.Repeat("y", i), Add: 1}}
+		st = st.next(labels, adds, &StepRecord{Seq: int64(i + 1)}, int64(i))
+		n := &SessionState{}
+		if i > 1 {
+			n = spare // written over, as the store does
+		}
+		ap.writeNext(n, labels, adds, &StepRecord{Seq: int64(i + 1)}, int64(i))
+		spare, ap = ap, n
 	}
-	if len(st.Labels) != MaxSessionLabels || len(st.Steps) != MaxSessionSteps || len(st.Counters) != MaxSessionCounters || st.Steps[0].Seq != 100-MaxSessionSteps+1 {
-		t.Fatalf("caps: %d labels, %d steps, %d counters", len(st.Labels), len(st.Steps), len(st.Counters))
+	for name, st := range map[string]*SessionState{"next": st, "writeNext": ap} {
+		if len(st.Labels) != MaxSessionLabels || len(st.Steps) != MaxSessionSteps || len(st.Counters) != MaxSessionCounters || st.Steps[0].Seq != 100-MaxSessionSteps+1 {
+			t.Fatalf("%s caps: %d labels, %d steps, %d counters", name, len(st.Labels), len(st.Steps), len(st.Counters))
+		}
 	}
 }
 
@@ -518,4 +527,33 @@ func TestSessionZeroEngine(t *testing.T) {
 	}
 	wg.Wait()
 	mustDecide(t, &e, tool("http_post", "zero", nil), StagePre, DecisionDeny)
+}
+
+// TestShadowSessionControlsWriteNothing: a shadow control that would mark the session (add_labels,
+// label_steps) and count its steps reads the session as the enforced controls do, and writes none of
+// it: the enforced gate on the mark never fires, the stored state holds no label and no counter.
+func TestShadowSessionControlsWriteNothing(t *testing.T) {
+	gate := sessCtl(t, 1, "gate", `{"enabled": true, "scope": {"stages": ["pre"]},
+	  "condition": {"selector": {"path": "session.labels"}, "evaluator": {"name": "list", "config": {"values": ["marked"], "logic": "any"}}},
+	  "action": {"decision": "deny"}}`)
+	marker := sessCtl(t, 2, "marker", `{"enabled": true, "scope": {"stages": ["pre"]},
+	  "condition": {"selector": {"path": "session.count"}, "evaluator": {"name": "threshold", "config": {"gt": 0}}},
+	  "action": {"decision": "log", "session": {"add_labels": ["marked"], "label_steps": [{"label": "marked", "steps": ["fetch"]}]}}}`)
+	marker.Data.Mode = ModeShadow
+	e := sessEngine(t, []Control{gate, marker})
+	ctx := context.Background()
+	for i := range 3 {
+		mustDecide(t, e, tool("fetch", "s", nil), StagePre, DecisionAllow)
+		sh, err := e.EvaluateShadow(ctx, tool("fetch", "s", nil), StagePre)
+		if err != nil || sh == nil || len(sh.Matches) != 1 || sh.Matches[0].ControlName != "marker" {
+			t.Fatalf("step %d: shadow %v %+v", i, err, sh)
+		}
+		if err := e.Check(ctx, tool("fetch", "s", nil), StagePre); err != nil {
+			t.Fatalf("step %d: the shadow control's mark reached the gate: %v", i, err)
+		}
+	}
+	st, _, _ := e.cfg.sess.store.Load(ctx, "", "s", false, time.Now())
+	if st == nil || st.Seq != 6 || len(st.Labels) != 0 || len(st.Counters) != 0 {
+		t.Fatalf("the shadow control wrote: %+v", st)
+	}
 }

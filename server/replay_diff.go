@@ -85,14 +85,17 @@ type replayRun struct {
 	progress   *atomic.Int64
 }
 
-// run replays the steps on up to GOMAXPROCS workers and merges their tallies.
+// run replays the steps on up to GOMAXPROCS workers and merges their tallies. The steps of one session
+// (agent and context.session_id) are replayed by one worker, in the order they were captured (time, then
+// id), so that the session state of the replay engines (fresh for every replay: never the live store)
+// builds up as it did on the live traffic; other steps are spread over the workers in chunks.
 func (rr *replayRun) run(ctx context.Context) (*tally, int, error) {
+	units := sessionUnits(rr.steps)
 	workers := max(1, min(runtime.GOMAXPROCS(0), 4, len(rr.steps)/256+1))
 	tallies := make([]*tally, workers)
 	skipped := make([]int, workers)
 	errs := make([]error, workers)
 	var next atomic.Int64
-	const chunk = 64
 	var wg sync.WaitGroup
 	for w := range workers {
 		tallies[w] = newTally()
@@ -101,21 +104,20 @@ func (rr *replayRun) run(ctx context.Context) (*tally, int, error) {
 			defer wg.Done()
 			t := tallies[w]
 			for {
-				start := int(next.Add(chunk)) - chunk
-				if start >= len(rr.steps) || ctx.Err() != nil {
+				u := int(next.Add(1)) - 1
+				if u >= len(units) || ctx.Err() != nil {
 					if ctx.Err() != nil {
 						errs[w] = ctx.Err()
 					}
 					return
 				}
-				end := min(start+chunk, len(rr.steps))
-				for i := start; i < end; i++ {
+				for _, i := range units[u] {
 					if !rr.one(ctx, t, i) {
 						skipped[w]++
 					}
 				}
 				if rr.progress != nil {
-					rr.progress.Add(int64(end - start))
+					rr.progress.Add(int64(len(units[u])))
 				}
 			}
 		}()
@@ -137,6 +139,64 @@ func (rr *replayRun) run(ctx context.Context) (*tally, int, error) {
 		out.samples[kind] = ss[:min(len(ss), rr.sampleSize)]
 	}
 	return out, skip, nil
+}
+
+// replayChunk is how many steps without a session make one unit of a worker's work.
+const replayChunk = 64
+
+// sessionUnits splits the steps (indexes into steps) into units of work: every session's steps, sorted by
+// capture time then id, and chunks of the steps that have no session, in their order.
+func sessionUnits(steps []guard.CapturedStep) [][]int {
+	var units [][]int
+	bySession := map[[2]string]int{} // agent, session id -> index in units
+	var loose []int
+	for i := range steps {
+		id := capturedSessionID(steps[i].Step)
+		if id == "" {
+			loose = append(loose, i)
+			if len(loose) == replayChunk {
+				units, loose = append(units, loose), nil
+			}
+			continue
+		}
+		k := [2]string{steps[i].AgentName, id}
+		u, ok := bySession[k]
+		if !ok {
+			u = len(units)
+			bySession[k] = u
+			units = append(units, nil)
+		}
+		units[u] = append(units[u], i)
+	}
+	if len(loose) > 0 {
+		units = append(units, loose)
+	}
+	for _, u := range bySession {
+		idx := units[u]
+		sort.SliceStable(idx, func(a, b int) bool {
+			sa, sb := &steps[idx[a]], &steps[idx[b]]
+			if !sa.Time.Equal(sb.Time) {
+				return sa.Time.Before(sb.Time)
+			}
+			return sa.ID < sb.ID
+		})
+	}
+	return units
+}
+
+// capturedSessionID is the context.session_id of a captured step ("" when it has none, or it does not
+// decode: such a step is skipped by the replay anyway).
+func capturedSessionID(raw json.RawMessage) string {
+	var s struct {
+		Context struct {
+			SessionID any `json:"session_id"`
+		} `json:"context"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	id, _ := s.Context.SessionID.(string)
+	return id
 }
 
 func (t *tally) merge(o *tally) {
@@ -185,8 +245,21 @@ func (rr *replayRun) one(ctx context.Context, t *tally, i int) bool {
 	// (one timer per step instead of four; it only matters for evaluators that call out).
 	ctx, cancel := context.WithTimeout(ctx, 2*rr.evalTO)
 	defer cancel()
-	curD, curOK := checkOne(ctx, eng.current, &step, cs.Stage)
-	drD, drOK := checkOne(ctx, eng.draft, &step, cs.Stage)
+	// Session windows are measured at the time the step was captured, not at the replay's.
+	ctx = guard.WithEvaluationTime(ctx, cs.Time)
+	var curD, drD replayDecision
+	var curOK, drOK bool
+	var cur, dr *guard.Result
+	if eng.current.UsesSessions() || eng.draft.UsesSessions() {
+		// An evaluation with session state records the step in its session: each engine evaluates a
+		// step once, with its full result (kept for a sample).
+		cur, dr = evalOne(ctx, eng.current, &step, cs.Stage), evalOne(ctx, eng.draft, &step, cs.Stage)
+		curD, curOK = resultDecision(cur)
+		drD, drOK = resultDecision(dr)
+	} else {
+		curD, curOK = checkOne(ctx, eng.current, &step, cs.Stage)
+		drD, drOK = checkOne(ctx, eng.draft, &step, cs.Stage)
+	}
 	if !curOK || !drOK {
 		return false
 	}
@@ -204,8 +277,9 @@ func (rr *replayRun) one(ctx context.Context, t *tally, i int) bool {
 	t.changed++
 	t.changes[kind]++
 	if len(t.samples[kind]) < rr.sampleSize {
-		cur := evalOne(ctx, eng.current, &step, cs.Stage)
-		dr := evalOne(ctx, eng.draft, &step, cs.Stage)
+		if cur == nil {
+			cur, dr = evalOne(ctx, eng.current, &step, cs.Stage), evalOne(ctx, eng.draft, &step, cs.Stage)
+		}
 		if cur != nil && dr != nil {
 			sm := orderedSample{ReplaySample: guard.ReplaySample{Kind: kind, StepID: cs.ID, AgentName: cs.AgentName, Stage: cs.Stage,
 				Timestamp: cs.Time, Step: cs.Step, Recorded: cs.Decision, Current: outcome(cur), Draft: outcome(dr)}, order: i}
@@ -258,7 +332,19 @@ type replayDecision struct {
 
 // checkOne runs Engine.Check; ok is false when the step cannot be checked.
 func checkOne(ctx context.Context, e *guard.Engine, step *guard.Step, stage guard.Stage) (replayDecision, bool) {
-	err := e.Check(ctx, step, stage)
+	return errDecision(e.Check(ctx, step, stage))
+}
+
+// resultDecision is the decision of an Evaluate result as Check reports it (nil: not evaluated).
+func resultDecision(res *guard.Result) (replayDecision, bool) {
+	if res == nil {
+		return replayDecision{}, false
+	}
+	return errDecision(res.Err())
+}
+
+// errDecision reads the decision of Check's error.
+func errDecision(err error) (replayDecision, bool) {
 	if err == nil {
 		return replayDecision{d: guard.DecisionAllow}, true
 	}

@@ -444,3 +444,109 @@ func TestReplayReportsApproval(t *testing.T) {
 		t.Fatalf("sample %v", s)
 	}
 }
+
+// TestReplaySessionsInOrder: a draft rule-of-two control replayed over the captured steps of two
+// sessions, interleaved in capture order, denies the third step of the session that gathers all three
+// labels, and no step of the other; a draft tool-loop (a 60s window) measures its window at the times
+// the steps were captured (three calls ten minutes apart run, three within seconds do not); the
+// replay's session state is its own (the live store is not read nor written), and a second replay of
+// the same steps finds the same.
+func TestReplaySessionsInOrder(t *testing.T) {
+	st := storetest.SQLite(t)
+	ts, rec := captureTS(t, st, []string{"bot"})
+	seedAgent(ts, "bot")
+	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	step := func(session, name string, at int) map[string]any {
+		return map[string]any{"agent_name": "bot", "stage": "pre", "decision": "allow",
+			"timestamp": base.Add(time.Duration(at) * time.Second).Format(time.RFC3339),
+			"step":      map[string]any{"type": "tool", "name": name, "input": map[string]any{}, "context": map[string]any{"session_id": session}}}
+	}
+	// Session a: untrusted, sensitive, egress (its third step gathers the three labels); session b:
+	// untrusted, egress, egress (two labels). Posted in capture order, the sessions interleaved.
+	ts.ok(202, "POST", "/api/v1/steps/captured", map[string]any{"steps": []any{
+		step("a", "fetch_page", 1), step("b", "fetch_page", 2), step("a", "read_file", 3),
+		step("b", "http_post", 4), step("a", "http_post", 5), step("b", "http_post", 6),
+		step("slow", "search", 10), step("fast", "search", 11), step("fast", "search", 12), step("fast", "search", 13),
+		step("slow", "search", 610), step("slow", "search", 1210),
+	}})
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ruleOfTwo := map[string]any{
+		"enabled":   true,
+		"scope":     map[string]any{"stages": []string{"pre"}},
+		"condition": map[string]any{"selector": map[string]any{"path": "session.labels"}, "evaluator": map[string]any{"name": "list", "config": map[string]any{"values": []string{"untrusted", "sensitive", "egress"}, "logic": "all"}}},
+		"action": map[string]any{"decision": "deny", "session": map[string]any{"label_steps": []any{
+			map[string]any{"label": "untrusted", "steps": []string{"fetch_page"}},
+			map[string]any{"label": "sensitive", "steps": []string{"read_file"}},
+			map[string]any{"label": "egress", "steps": []string{"http_post"}},
+		}}},
+	}
+	toolLoop := map[string]any{
+		"enabled":   true,
+		"scope":     map[string]any{"stages": []string{"pre"}, "step_names": []string{"search"}},
+		"condition": map[string]any{"selector": map[string]any{"path": "session.count", "window": "60s"}, "evaluator": map[string]any{"name": "threshold", "config": map[string]any{"gt": 2}}},
+		"action":    map[string]any{"decision": "deny"},
+	}
+	for run := range 2 {
+		r := ts.ok(200, "POST", "/api/v1/controls/replay", map[string]any{"agent_name": "bot",
+			"start_time": base.Format(time.RFC3339), "end_time": base.Add(time.Hour).Format(time.RFC3339),
+			"controls": []any{map[string]any{"name": "rule-of-two", "data": ruleOfTwo}, map[string]any{"name": "tool-loop", "data": toolLoop}}})
+		res := r["result"].(map[string]any)
+		if res["steps_replayed"] != 12.0 || res["steps_changed"] != 2.0 || res["changes"].(map[string]any)["allow_to_deny"] != 2.0 {
+			t.Fatalf("run %d: result %v", run, res)
+		}
+		samples := res["samples"].([]any)
+		if len(samples) != 2 {
+			t.Fatalf("run %d: samples %v", run, samples)
+		}
+		loop, _ := json.Marshal(samples[1].(map[string]any)["step"])
+		if !strings.Contains(string(loop), `"session_id":"fast"`) {
+			t.Fatalf("run %d: the tool loop denied %s, not fast's third search", run, loop)
+		}
+		s := samples[0].(map[string]any)
+		sstep, _ := json.Marshal(s["step"])
+		reason, _ := s["draft"].(map[string]any)["reason"].(string)
+		if !strings.Contains(string(sstep), `"session_id":"a"`) || !strings.Contains(string(sstep), "http_post") ||
+			!strings.Contains(reason, "step 1 (fetch_page) added label untrusted") || !strings.Contains(reason, "step 2 (read_file) added label sensitive") {
+			t.Fatalf("run %d: the denied step is not session a's third: %s, %q", run, sstep, reason)
+		}
+	}
+	// The live engine never saw these sessions: a live step of session a is its first.
+	live := ts.ok(200, "POST", "/api/v1/evaluation", map[string]any{"agent_name": "bot", "stage": "pre",
+		"step": map[string]any{"type": "tool", "name": "sql", "input": map[string]any{"text": "hi"}, "context": map[string]any{"session_id": "a"}}})
+	if live["decision"] != "allow" {
+		t.Fatalf("live %v", live)
+	}
+}
+
+// TestSessionUnits: the steps of one session are replayed in capture time order (then id), whatever
+// their order in the list; steps of other sessions and agents, and steps without a session, are apart.
+func TestSessionUnits(t *testing.T) {
+	at := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	cs := func(id int64, agent, session string, sec int) guard.CapturedStep {
+		ctx := map[string]any{}
+		if session != "" {
+			ctx["session_id"] = session
+		}
+		raw, _ := json.Marshal(map[string]any{"type": "tool", "name": "x", "context": ctx})
+		return guard.CapturedStep{ID: id, AgentName: agent, Step: raw, Time: at.Add(time.Duration(sec) * time.Second)}
+	}
+	steps := []guard.CapturedStep{
+		cs(5, "bot", "a", 3), cs(1, "bot", "b", 1), cs(3, "bot", "a", 1), cs(2, "bot", "a", 1),
+		cs(4, "other", "a", 0), cs(6, "bot", "", 0), cs(7, "bot", "", 9),
+	}
+	units := sessionUnits(steps)
+	var got [][]int64
+	for _, u := range units {
+		var ids []int64
+		for _, i := range u {
+			ids = append(ids, steps[i].ID)
+		}
+		got = append(got, ids)
+	}
+	want := [][]int64{{2, 3, 5}, {1}, {4}, {6, 7}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("units %v, want %v", got, want)
+	}
+}

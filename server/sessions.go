@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	guard "github.com/guardrail-control/guard"
@@ -25,6 +24,15 @@ func sessionStoreOf(cfg *config) guard.SessionStore {
 	st := cfg.sessions
 	if st == nil {
 		st = guard.NewMemorySessionStore(0, 0)
+	}
+	if mem, ok := st.(*guard.MemorySessionStore); ok {
+		// Not wrapped: engines given the in-memory store itself give each session its own turn (a
+		// wrapper leaves them SessionTurn, in a critical section of its own) and hash the session's key once per step. Its
+		// only error, a full store, is counted through OnError.
+		if m := cfg.obs.metrics; m != nil {
+			mem.OnError(func(error) { m.SessionStoreError() })
+		}
+		return mem
 	}
 	if m := cfg.obs.metrics; m != nil {
 		if ser, ok := st.(guard.SessionSerializer); ok {
@@ -66,9 +74,9 @@ type countingSerialStore struct {
 	ser guard.SessionSerializer
 }
 
-// SessionMutex implements guard.SessionSerializer.
-func (s countingSerialStore) SessionMutex(agent, session string) *sync.Mutex {
-	return s.ser.SessionMutex(agent, session)
+// SessionTurn implements guard.SessionSerializer.
+func (s countingSerialStore) SessionTurn(agent, session string) (release func()) {
+	return s.ser.SessionTurn(agent, session)
 }
 
 // sessionIDProblems validates step.context.session_id for every agent, sessions or not: a bad id is a

@@ -51,13 +51,13 @@ type Store struct {
 	cacheSize int
 
 	seed  maphash.Seed
-	turns [1024]sync.Mutex // SessionMutex: this replica's steps of one session take turns
+	turns guard.SessionTurns // SessionTurn: this replica's steps of one session take turns
 }
 
-// SessionMutex implements guard.SessionSerializer: parallel steps of one session on this replica take
-// turns; replicas still meet through the version check.
-func (s *Store) SessionMutex(agent, session string) *sync.Mutex {
-	return &s.turns[maphash.String(s.seed, cacheKey(agent, session))%uint64(len(s.turns))]
+// SessionTurn implements guard.SessionSerializer: parallel steps of one session on this replica take
+// turns (each session its own); replicas still meet through the version check.
+func (s *Store) SessionTurn(agent, session string) (release func()) {
+	return s.turns.Acquire(agent, session)
 }
 
 // Open connects to the Redis of url (redis://[user:pass@]host:port[/db], rediss:// for TLS) and checks
