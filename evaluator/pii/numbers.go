@@ -28,7 +28,7 @@ type number struct {
 	groups     [maxNumberLen]uint8
 	groupEnds  [maxNumberLen]int // the offset after each group's last digit
 	ngroups    int
-	idLabel    bool // an identifier's label precedes it (idLabelBefore)
+	notPhone   bool // national digits after an identifier's label or before a unit: not a phone number
 }
 
 func isSep(c byte) bool { return c == ' ' || c == '-' || c == '.' }
@@ -80,11 +80,11 @@ func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
 		if num.n < 7 {
 			continue
 		}
-		num.idLabel = idLabelBefore(text, num.start)
+		num.notPhone = !num.plus && (idLabelBefore(text, num.start) || unitAfter(text, end))
 		if x := extensionEnd(text, end); x > end {
 			// "555-0132 x204", "ext. 12": a phone number with its extension, nothing else.
 			i = x - 1
-			if e.wants(Phone) && !dateLike(&num) {
+			if e.wants(Phone) && !num.notPhone && !dateLike(&num) {
 				if score, ok := e.phoneScore(&num, num.digits[:num.n], true); ok {
 					out = append(out, Finding{Type: Phone, Start: num.start, End: x, Score: score})
 				}
@@ -217,7 +217,7 @@ func (e *Evaluator) classify(num *number, out []Finding) []Finding {
 			out = append(out, Finding{Type: USSSN, Start: num.start, End: num.end, Score: scoreSSNPlain})
 		}
 	}
-	if e.wants(Phone) && !dateLike(num) && !notPhoneGrouping(num.groups[:num.ngroups], num.seps) {
+	if e.wants(Phone) && !num.notPhone && !dateLike(num) && !notPhoneGrouping(num.groups[:num.ngroups], num.seps) {
 		if score, ok := e.phoneScore(num, d, formatted); ok {
 			out = append(out, Finding{Type: Phone, Start: num.start, End: num.end, Score: score})
 		}

@@ -124,7 +124,7 @@ func (e *Evaluator) phoneScore(num *number, d []byte, formatted bool) (float64, 
 		return scorePhoneE164Any, true
 	}
 	if nationalMask(d)&e.countryMask != 0 {
-		if formatted && !num.plus && !num.idLabel && phoneGrouping(num.groups[:num.ngroups], num.digits[:num.n], num.paren) {
+		if formatted && !num.plus && phoneGrouping(num.groups[:num.ngroups], num.digits[:num.n], num.paren) {
 			return scorePhoneGrouped, true
 		}
 		if formatted {

@@ -136,7 +136,7 @@ type refNumber struct {
 	groups     [maxNumberLen]uint8
 	groupEnds  [maxNumberLen]int
 	ngroups    int
-	idLabel    bool
+	notPhone   bool
 }
 
 func refScanNumbers(e *Evaluator, text string, out []Finding) []Finding {
@@ -163,10 +163,10 @@ func refScanNumbers(e *Evaluator, text string, out []Finding) []Finding {
 		if num.n < 7 {
 			continue
 		}
-		num.idLabel = idLabelBefore(text, num.start)
+		num.notPhone = !num.plus && (idLabelBefore(text, num.start) || unitAfter(text, end))
 		if x := refExtensionEnd(text, end); x > end {
 			i = x - 1
-			if e.entities[Phone] && !refDateLike(&num) {
+			if e.entities[Phone] && !num.notPhone && !refDateLike(&num) {
 				if score, ok := refPhoneScore(e, &num, num.digits[:num.n], true); ok {
 					out = append(out, Finding{Type: Phone, Start: num.start, End: x, Score: score})
 				}
@@ -271,7 +271,7 @@ func refClassify(e *Evaluator, num *refNumber, out []Finding) []Finding {
 			out = append(out, Finding{Type: USSSN, Start: num.start, End: num.end, Score: scoreSSNPlain})
 		}
 	}
-	if e.entities[Phone] && !refDateLike(num) && !notPhoneGrouping(num.groups[:num.ngroups], num.seps) {
+	if e.entities[Phone] && !num.notPhone && !refDateLike(num) && !notPhoneGrouping(num.groups[:num.ngroups], num.seps) {
 		if score, ok := refPhoneScore(e, num, d, formatted); ok {
 			out = append(out, Finding{Type: Phone, Start: num.start, End: num.end, Score: score})
 		}
@@ -508,7 +508,7 @@ func refPhoneScore(e *Evaluator, num *refNumber, d []byte, formatted bool) (floa
 	if plus && num.paren && num.ngroups >= 2 && num.groups[1] == 1 && int(num.groups[0]) < len(d) && d[num.groups[0]] == '0' {
 		d = append(append([]byte{}, d[:num.groups[0]]...), d[num.groups[0]+1:]...)
 	}
-	if !plus && formatted && !num.idLabel && phoneGrouping(num.groups[:num.ngroups], d, num.paren) {
+	if !plus && formatted && phoneGrouping(num.groups[:num.ngroups], d, num.paren) {
 		for _, c := range e.phoneCountries {
 			if refNationalMatch(c, d) {
 				return scorePhoneGrouped, true
