@@ -12,22 +12,27 @@ import (
 
 // trunkGroupings are the groupings of national numbers that start with the trunk 0, by country: France
 // and Switzerland's pairs, the United Kingdom's 3-4-4, 4-3-4, 5-6 and 5-3-3, Australia's, Italy's and
-// Japan's 2-4-4 and 4-3-3, Switzerland's 3-3-2-2.
+// Japan's 2-4-4, Switzerland's 3-3-2-2. (The 4-3-3 of Australia's mobiles and of 0800 freephone numbers,
+// "0412 345 678", is checked with its prefix: other numbers in that grouping are as often account or
+// parcel numbers.)
 var trunkGroupings = [][]uint8{
-	{2, 2, 2, 2, 2}, {3, 3, 2, 2}, {3, 4, 4}, {4, 3, 4}, {5, 3, 3}, {2, 4, 4}, {4, 3, 3}, {3, 3, 4}, {2, 3, 3, 2},
+	{2, 2, 2, 2, 2}, {3, 3, 2, 2}, {3, 4, 4}, {4, 3, 4}, {5, 3, 3}, {2, 4, 4}, {3, 3, 4}, {2, 3, 3, 2},
 }
 
 // phoneGrouping reports whether the groups of a number written without an international prefix are
 // those of a national phone number: the North American 3-3-4 (with the area code in parentheses or a
-// trunk 1 before it), India's 5-5 mobile grouping, and, for numbers from a trunk 0, one of trunkGroupings or
+// trunk 1 before it; with a dash, a dot or parentheses), Italy's mobile 3-3-4 and 3-7, Spain's 3-3-3 and
+// 2-3-2-2, India's 5-5 mobile grouping, and, for numbers from a trunk 0, one of trunkGroupings or
 // an area code of two to five digits and a subscriber number of five to eight (Germany, the Netherlands,
 // Italy: "030 9674786", "06 12345678"). The national format itself is checked by nationalMask.
-func phoneGrouping(groups []uint8, d []byte, paren bool) bool {
+func phoneGrouping(groups []uint8, d []byte, paren bool, seps uint8) bool {
 	switch {
 	case len(d) < 9:
 		return false
 	case nanp(d) && (slices.Equal(groups, []uint8{3, 3, 4}) || (d[0] == '1' && slices.Equal(groups, []uint8{1, 3, 3, 4}))):
-		return true
+		// North Americans write a dash, a dot or parentheses; three groups parted by spaces alone are as
+		// often counts, pages or sums ("312 455 2019 shares") and need a context word.
+		return paren || seps&(sepDash|sepDot) != 0
 	case paren && d[0] != '0':
 		// Only a trunk area code is written in parentheses outside North America ("(02) 9374 4000").
 		return false
@@ -41,6 +46,8 @@ func phoneGrouping(groups []uint8, d []byte, paren bool) bool {
 		return true
 	case d[0] != '0' || d[1] == '0':
 		return false
+	case len(d) == 10 && slices.Equal(groups, []uint8{4, 3, 3}):
+		return d[1] == '4' || string(d[1:4]) == "800" // 04xx mobiles, 0800 freephone
 	case len(groups) == 2:
 		return groups[0] >= 2 && groups[0] <= 5 && groups[1] >= 5 && groups[1] <= 8 && len(d) >= 10 && len(d) <= 12
 	}
@@ -56,6 +63,20 @@ func phoneGrouping(groups []uint8, d []byte, paren bool) bool {
 // shapes that phone numbers are not written in.
 func notPhoneGrouping(groups []uint8, seps uint8) bool {
 	return slices.Equal(groups, []uint8{3, 2, 4}) || (seps == sepDash && slices.Equal(groups, []uint8{5, 4}))
+}
+
+// thousandsGrouping reports whether groups are a count written in thousands from a single digit
+// ("1 234 567"): not a local phone number.
+func thousandsGrouping(groups []uint8) bool {
+	if groups[0] != 1 {
+		return false
+	}
+	for _, g := range groups[1:] {
+		if g != 3 {
+			return false
+		}
+	}
+	return true
 }
 
 // cardGroupsThenMore reports whether a number is four groups of four digits followed by more groups.
@@ -164,12 +185,13 @@ var idLabels = [...]string{"reference", "ref", "order", "invoice", "ticket", "ca
 	"facture", "commande", "dossier", "matricule", "contrat", "r\xc3\xa9f\xc3\xa9rence", "r\xc3\xa9f",
 	"factura", "pedido", "contrato", "p\xc3\xb3liza", "referencia", "expediente",
 	"siren", "siret", "tva", "abn", "acn", "tfn", "bsn", "kvk", "cpf", "cnpj", "pan", "aadhaar", "ssn", "ein",
-	"nif", "cif", "nie", "dni", "isbn", "ean", "upc", "imei", "imsi", "iccid", "vin", "fattura", "ordine", "contratto", "polizza", "riferimento", "pratica",
+	"nif", "cif", "nie", "dni", "isbn", "ean", "upc", "imei", "imsi", "iccid", "vin", "pin", "passcode", "otp", "matter", "zeichen", "kontoauszug", "conto", "extracto", "compte",
+	"fattura", "ordine", "contratto", "polizza", "riferimento", "pratica",
 	"factuur", "bestelling", "klantnummer", "polis", "kenmerk", "dossiernummer"}
 
 // weakIDLabels label a number as an identifier only before a word naming a number ("Customer No:").
 var weakIDLabels = [...]string{"customer", "client", "member", "patient", "employee", "student", "user",
-	"cliente", "klant", "mitglied", "membre", "socio", "police", "license", "licence", "driver", "passport"}
+	"cliente", "klant", "mitglied", "membre", "socio", "police", "access", "license", "licence", "driver", "passport"}
 
 // numberWords name a number between a label and the number ("Invoice No.", "N\xc2\xb0 de facture").
 var numberWords = [...]string{"no", "nr", "n", "nos", "num", "number", "nummer", "numero", "num\xc3\xa9ro",
@@ -177,6 +199,37 @@ var numberWords = [...]string{"no", "nr", "n", "nos", "num", "number", "nummer",
 
 // phoneCompounds are the starts of German compounds ending in "nummer" or "nr" that name a phone number.
 var phoneCompounds = [...]string{"telefon", "tel", "ruf", "handy", "mobil", "fax", "durchwahl", "service", "hotline", "kontakt"}
+
+// currencyBefore reports whether a currency sign or code comes just before text[start] ("EUR 2 345 678",
+// "€ 612 345 678", "CHF 912 345 678"): an amount, not a phone number.
+func currencyBefore(text string, start int) bool {
+	j := start
+	if j > 0 && text[j-1] == ' ' {
+		j--
+	}
+	for _, c := range [...]string{"\xe2\x82\xac", "$", "\xc2\xa3", "\xc2\xa5", "\xe2\x82\xb9"} {
+		if strings.HasSuffix(text[:j], c) {
+			return true
+		}
+	}
+	k := j
+	for k > 0 && j-k < 4 && class[text[k-1]]&clUpper != 0 {
+		k--
+	}
+	if j-k != 3 || (k > 0 && isAlnum(text[k-1])) {
+		return false
+	}
+	w := text[k:j]
+	for _, u := range currencyCodes {
+		if w == u {
+			return true
+		}
+	}
+	return false
+}
+
+// currencyCodes are the ISO 4217 codes that currencyBefore knows, as written (upper case).
+var currencyCodes = [...]string{"EUR", "USD", "GBP", "CHF", "INR", "AUD", "CAD", "JPY", "BRL", "SEK", "NOK", "DKK", "PLN", "CZK", "MXN", "ZAR"}
 
 // unitAfter reports whether a unit or a currency follows a number ("01 23 45 67 89 ms", "06 123 456
 // kWh", "2 500 000 EUR"): a quantity, not a phone number.

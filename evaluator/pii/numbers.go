@@ -28,7 +28,7 @@ type number struct {
 	groups     [maxNumberLen]uint8
 	groupEnds  [maxNumberLen]int // the offset after each group's last digit
 	ngroups    int
-	notPhone   bool // national digits after an identifier's label or before a unit: not a phone number
+	notPhone   bool // national digits after an identifier's label or a currency, or before a unit: not a phone
 }
 
 func isSep(c byte) bool { return c == ' ' || c == '-' || c == '.' }
@@ -80,7 +80,7 @@ func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
 		if num.n < 7 {
 			continue
 		}
-		num.notPhone = !num.plus && (idLabelBefore(text, num.start) || unitAfter(text, end))
+		num.notPhone = !num.plus && (idLabelBefore(text, num.start) || unitAfter(text, end) || currencyBefore(text, num.start))
 		if x := extensionEnd(text, end); x > end {
 			// "555-0132 x204", "ext. 12": a phone number with its extension, nothing else.
 			i = x - 1
@@ -94,7 +94,7 @@ func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
 		if end < len(text) && (isAlnum(text[end]) || text[end] == '_' || ((text[end] == '.' || text[end] == '-') && end+1 < len(text) && isDigit(text[end+1]))) {
 			continue
 		}
-		if end+1 < len(text) && text[end] == ',' && isDigit(text[end+1]) && !num.plus && !phoneGrouping(num.groups[:num.ngroups], num.digits[:num.n], num.paren) {
+		if end+1 < len(text) && text[end] == ',' && isDigit(text[end+1]) && !num.plus && !phoneGrouping(num.groups[:num.ngroups], num.digits[:num.n], num.paren, num.seps) {
 			// "1,234,567": a comma between digits continues a number, except after a phone number
 			// written in its country's grouping, which a CSV comma may follow ("+81 3-2388-1981,9325").
 			continue
