@@ -37,7 +37,8 @@ func phoneGrouping(groups []uint8, d []byte, paren bool, seps uint8) bool {
 		// Only a trunk area code is written in parentheses outside North America ("(02) 9374 4000").
 		return false
 	case len(d) == 10 && d[0] >= '6' && slices.Equal(groups, []uint8{5, 5}):
-		return true
+		// India's mobiles, but not two round figures side by side ("65000 85000").
+		return string(d[2:5]) != "000" || string(d[7:]) != "000"
 	case len(d) == 10 && d[0] == '3' && (slices.Equal(groups, []uint8{3, 3, 4}) || slices.Equal(groups, []uint8{3, 7})):
 		// Italy's mobiles: "340 123 4567", "340 1234567".
 		return true
