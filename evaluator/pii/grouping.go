@@ -132,10 +132,10 @@ func idLabelBefore(text string, start int) bool {
 }
 
 // labelWords is how many words before a number idLabelBefore reads; labelPunct is what it passes over
-// between them.
+// between them (a JSON key's quotes, a table's bar: {"order_id": "0412 345 678"}, | Invoice | ...).
 const (
 	labelWords = 4
-	labelPunct = " \t#:.=_-°º"
+	labelPunct = " \t#:.,=_-|\"'°º"
 )
 
 // The kinds of word idLabelBefore tells apart.
