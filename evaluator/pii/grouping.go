@@ -110,7 +110,8 @@ func idLabelBefore(text string, start int) bool {
 		}
 		switch labelKind(text[k:j]) {
 		case labelStrong:
-			return true
+			// "Caller ID: 020 7946 0958" is the phone number of whoever called.
+			return !(j-k == 2 && k > 0 && hasSuffixFold(strings.TrimRight(text[max(0, k-8):k], " -"), "caller"))
 		case labelWeak:
 			if numbered {
 				return true
@@ -264,3 +265,7 @@ func unitAfter(text string, end int) bool {
 var units = [...]string{"ms", "sec", "min", "kg", "km", "mm", "cm", "kwh", "mwh", "kb", "mb", "gb", "tb",
 	"eur", "usd", "gbp", "chf", "inr", "aud", "cad", "jpy", "brl", "rs", "pts", "euro", "euros", "dollars",
 	"francs", "pounds", "rupees", "reais", "yen", "bytes", "pages", "votes", "visits", "users", "units", "tonnes"}
+
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && equalFoldASCII(s[len(s)-len(suffix):], suffix)
+}

@@ -73,6 +73,8 @@ func TestFindings(t *testing.T) {
 		{"log key", "request_id=0412 345 678 latency", nil, ""},
 		{"json key", `{"order_id": "0412 345 678", "phone": "0412 345 679"}`, nil, "phone@0412 345 679"},
 		{"table row", "| Invoice | 0207 946 0958 |", nil, ""},
+		{"caller id is a phone", "Caller ID: 020 7946 0958", nil, "phone@020 7946 0958"},
+		{"a phone word ends the label search", "Order hotline 0800 123 4567", nil, "phone@0800 123 4567"},
 		{"a unit after the digits", "Duration 01 23 45 67 89 ms", nil, ""},
 		{"a currency after the digits", "total 0 712 345 678 EUR", nil, ""},
 		{"italian mobile grouping", "Anna Rossi 340 123 4567", nil, "phone@340 123 4567"},
