@@ -7,7 +7,7 @@ import "strings"
 // contextBoost, as Presidio's context enhancer does.
 var defaultContext = map[string][]string{
 	Email:      {"email", "e-mail", "mail", "contact", "address"},
-	Phone:      {"phone", "telephone", "tel", "mobile", "cell", "call", "fax", "number", "whatsapp", "sms", "contact", "desk", "office", "dial", "landline", "answering", "messages"},
+	Phone:      {"phone", "telephone", "tel", "mobile", "cell", "call", "fax", "whatsapp", "sms", "contact", "desk", "office", "dial", "landline", "answering", "messages"},
 	CreditCard: {"card", "credit", "debit", "visa", "mastercard", "amex", "payment", "cc"},
 	IBAN:       {"iban", "bank", "account", "transfer", "wire", "sepa"},
 	USSSN:      {"ssn", "social security", "social", "security number", "taxpayer"},

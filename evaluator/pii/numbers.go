@@ -28,7 +28,6 @@ type number struct {
 	groups     [maxNumberLen]uint8
 	groupEnds  [maxNumberLen]int // the offset after each group's last digit
 	ngroups    int
-	idLabel    bool // an identifier's label precedes it (idLabelBefore)
 }
 
 func isSep(c byte) bool { return c == ' ' || c == '-' || c == '.' }
@@ -80,12 +79,11 @@ func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
 		if num.n < 7 {
 			continue
 		}
-		num.idLabel = idLabelBefore(text, num.start)
 		if x := extensionEnd(text, end); x > end {
 			// "555-0132 x204", "ext. 12": a phone number with its extension, nothing else.
 			i = x - 1
 			if e.wants(Phone) && !dateLike(&num) {
-				if score, ok := e.phoneScore(&num, num.digits[:num.n], true); ok {
+				if score, ok := e.phoneScore(&num, num.digits[:num.n], true); ok && !notPhoneAt(text, &num) {
 					out = append(out, Finding{Type: Phone, Start: num.start, End: x, Score: score})
 				}
 			}
@@ -94,12 +92,12 @@ func (e *Evaluator) scanNumbers(text string, out []Finding) []Finding {
 		if end < len(text) && (isAlnum(text[end]) || text[end] == '_' || ((text[end] == '.' || text[end] == '-') && end+1 < len(text) && isDigit(text[end+1]))) {
 			continue
 		}
-		if end+1 < len(text) && text[end] == ',' && isDigit(text[end+1]) && !num.plus && !phoneGrouping(num.groups[:num.ngroups], num.digits[:num.n], num.paren) {
+		if end+1 < len(text) && text[end] == ',' && isDigit(text[end+1]) && !num.plus && !phoneGrouping(num.groups[:num.ngroups], num.digits[:num.n], num.paren, num.seps) {
 			// "1,234,567": a comma between digits continues a number, except after a phone number
 			// written in its country's grouping, which a CSV comma may follow ("+81 3-2388-1981,9325").
 			continue
 		}
-		out = e.classify(&num, out)
+		out = e.classify(text, &num, out)
 	}
 	return out
 }
@@ -186,6 +184,13 @@ func (num *number) closeGroup(groupLen *int, end int) {
 	*groupLen = 0
 }
 
+// notPhoneAt reports whether the words around national digits make them something else than a phone
+// number: an identifier's label before them, a currency before or a unit after them. Read only for a
+// number that would otherwise be a phone, so that dates and amounts cost nothing more.
+func notPhoneAt(text string, num *number) bool {
+	return !num.plus && (idLabelBefore(text, num.start) || unitAfter(text, num.end) || currencyBefore(text, num.start))
+}
+
 func containsByte(s string, c byte) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] == c {
@@ -195,7 +200,7 @@ func containsByte(s string, c byte) bool {
 	return false
 }
 
-func (e *Evaluator) classify(num *number, out []Finding) []Finding {
+func (e *Evaluator) classify(text string, num *number, out []Finding) []Finding {
 	d := num.digits[:num.n]
 	formatted := num.seps != 0 || num.paren
 	if e.wants(CreditCard) && !num.plus && !num.paren && (num.seps == 0 || num.seps == sepSpace || num.seps == sepDash) {
@@ -218,7 +223,7 @@ func (e *Evaluator) classify(num *number, out []Finding) []Finding {
 		}
 	}
 	if e.wants(Phone) && !dateLike(num) && !notPhoneGrouping(num.groups[:num.ngroups], num.seps) {
-		if score, ok := e.phoneScore(num, d, formatted); ok {
+		if score, ok := e.phoneScore(num, d, formatted); ok && !notPhoneAt(text, num) {
 			out = append(out, Finding{Type: Phone, Start: num.start, End: num.end, Score: score})
 		}
 	}

@@ -124,7 +124,7 @@ func (e *Evaluator) phoneScore(num *number, d []byte, formatted bool) (float64, 
 		return scorePhoneE164Any, true
 	}
 	if nationalMask(d)&e.countryMask != 0 {
-		if formatted && !num.plus && !num.idLabel && phoneGrouping(num.groups[:num.ngroups], num.digits[:num.n], num.paren) {
+		if formatted && !num.plus && phoneGrouping(num.groups[:num.ngroups], num.digits[:num.n], num.paren, num.seps) {
 			return scorePhoneGrouped, true
 		}
 		if formatted {
@@ -132,10 +132,11 @@ func (e *Evaluator) phoneScore(num *number, d []byte, formatted bool) (float64, 
 		}
 		return scorePhonePlain, true
 	}
-	if formatted && num.ngroups >= 2 && len(d) <= 12 && num.seps&sepDot == 0 && e.countryMask == 1<<len(nationalCountries)-1 {
+	if formatted && num.ngroups >= 2 && len(d) <= 12 && num.seps&sepDot == 0 && e.countryMask == 1<<len(nationalCountries)-1 && !thousandsGrouping(num.groups[:num.ngroups]) {
 		// A local number in a format the national rules do not know ("467 3395", "(72) 754-186",
 		// "0961-7596216"): only a context word ("phone", "call", "mobile", ...) makes it a finding.
-		// Not when the config narrows the countries: then only their formats count.
+		// Not when the config narrows the countries: then only their formats count, nor for a count
+		// in thousands ("1 234 567").
 		return scorePhoneLocal, true
 	}
 	return 0, false
@@ -178,16 +179,21 @@ func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && equalFoldASCII(s[:len(prefix)], prefix)
 }
 
-// dateLike reports whether a number is written as a date (2024-03-15, 15.03.2024, 03-15-2024): a date,
+// dateLike reports whether a number is written as a date (2024-03-15, 15.03.2024, 03-15-2024, 20240315 1030): a date,
 // possibly followed by an hour ("2024-03-15 10:30" reads as the digits 2024 03 15 10), is not a phone.
 func dateLike(num *number) bool {
-	if num.ngroups < 3 || num.plus || num.paren {
+	if num.ngroups < 2 || num.plus || num.paren {
 		return false
 	}
 	g := num.groups[:num.ngroups]
 	d := num.digits[:num.n]
 	val := func(at, n int) int { return digitsValue(d[at : at+n]) }
 	switch {
+	case g[0] == 8 && (d[0] == '1' || d[0] == '2'): // "20240315 1030": a compact date, then an hour
+		m, day := val(4, 2), val(6, 2)
+		return m >= 1 && m <= 12 && day >= 1 && day <= 31
+	case len(g) < 3:
+		return false
 	case g[0] == 4 && g[1] <= 2 && g[2] <= 2: // year, month, day
 		m, day := val(4, int(g[1])), val(4+int(g[1]), int(g[2]))
 		return m >= 1 && m <= 12 && day >= 1 && day <= 31

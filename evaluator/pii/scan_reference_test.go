@@ -136,7 +136,7 @@ type refNumber struct {
 	groups     [maxNumberLen]uint8
 	groupEnds  [maxNumberLen]int
 	ngroups    int
-	idLabel    bool
+	notPhone   bool
 }
 
 func refScanNumbers(e *Evaluator, text string, out []Finding) []Finding {
@@ -163,10 +163,10 @@ func refScanNumbers(e *Evaluator, text string, out []Finding) []Finding {
 		if num.n < 7 {
 			continue
 		}
-		num.idLabel = idLabelBefore(text, num.start)
+		num.notPhone = !num.plus && (idLabelBefore(text, num.start) || unitAfter(text, end) || currencyBefore(text, num.start))
 		if x := refExtensionEnd(text, end); x > end {
 			i = x - 1
-			if e.entities[Phone] && !refDateLike(&num) {
+			if e.entities[Phone] && !num.notPhone && !refDateLike(&num) {
 				if score, ok := refPhoneScore(e, &num, num.digits[:num.n], true); ok {
 					out = append(out, Finding{Type: Phone, Start: num.start, End: x, Score: score})
 				}
@@ -176,7 +176,7 @@ func refScanNumbers(e *Evaluator, text string, out []Finding) []Finding {
 		if end < len(text) && (isAlnum(text[end]) || text[end] == '_' || ((text[end] == '.' || text[end] == '-') && end+1 < len(text) && isDigit(text[end+1]))) {
 			continue
 		}
-		if strings.HasPrefix(text[end:], ",") && end+1 < len(text) && isDigit(text[end+1]) && !num.plus && !phoneGrouping(num.groups[:num.ngroups], num.digits[:num.n], num.paren) {
+		if strings.HasPrefix(text[end:], ",") && end+1 < len(text) && isDigit(text[end+1]) && !num.plus && !phoneGrouping(num.groups[:num.ngroups], num.digits[:num.n], num.paren, num.seps) {
 			continue
 		}
 		out = refClassify(e, &num, out)
@@ -271,7 +271,7 @@ func refClassify(e *Evaluator, num *refNumber, out []Finding) []Finding {
 			out = append(out, Finding{Type: USSSN, Start: num.start, End: num.end, Score: scoreSSNPlain})
 		}
 	}
-	if e.entities[Phone] && !refDateLike(num) && !notPhoneGrouping(num.groups[:num.ngroups], num.seps) {
+	if e.entities[Phone] && !num.notPhone && !refDateLike(num) && !notPhoneGrouping(num.groups[:num.ngroups], num.seps) {
 		if score, ok := refPhoneScore(e, num, d, formatted); ok {
 			out = append(out, Finding{Type: Phone, Start: num.start, End: num.end, Score: score})
 		}
@@ -483,11 +483,20 @@ func refExtensionEnd(text string, end int) int {
 
 // refDateLike: the groups of a number spell a date (year-month-day or day-month-year).
 func refDateLike(num *refNumber) bool {
-	if num.ngroups < 3 || num.plus || num.paren {
+	if num.ngroups < 2 || num.plus || num.paren {
 		return false
 	}
 	g := num.groups
 	d := string(num.digits[:num.n])
+	if g[0] == 8 {
+		y, _ := strconv.Atoi(d[:4])
+		m, _ := strconv.Atoi(d[4:6])
+		day, _ := strconv.Atoi(d[6:8])
+		return y >= 1000 && y < 3000 && m >= 1 && m <= 12 && day >= 1 && day <= 31
+	}
+	if num.ngroups < 3 {
+		return false
+	}
 	a, _ := strconv.Atoi(d[:g[0]])
 	b, _ := strconv.Atoi(d[g[0] : g[0]+g[1]])
 	c, _ := strconv.Atoi(d[g[0]+g[1] : g[0]+g[1]+g[2]])
@@ -508,7 +517,7 @@ func refPhoneScore(e *Evaluator, num *refNumber, d []byte, formatted bool) (floa
 	if plus && num.paren && num.ngroups >= 2 && num.groups[1] == 1 && int(num.groups[0]) < len(d) && d[num.groups[0]] == '0' {
 		d = append(append([]byte{}, d[:num.groups[0]]...), d[num.groups[0]+1:]...)
 	}
-	if !plus && formatted && !num.idLabel && phoneGrouping(num.groups[:num.ngroups], d, num.paren) {
+	if !plus && formatted && phoneGrouping(num.groups[:num.ngroups], d, num.paren, num.seps) {
 		for _, c := range e.phoneCountries {
 			if refNationalMatch(c, d) {
 				return scorePhoneGrouped, true
@@ -518,7 +527,7 @@ func refPhoneScore(e *Evaluator, num *refNumber, d []byte, formatted bool) (floa
 	if s, ok := refPhoneScoreDigits(e, plus, d, formatted); ok {
 		return s, ok
 	}
-	if !plus && formatted && num.ngroups >= 2 && len(d) <= 12 && num.seps&sepDot == 0 && len(e.phoneCountries) == len(nationalCountries) {
+	if !plus && formatted && num.ngroups >= 2 && len(d) <= 12 && num.seps&sepDot == 0 && len(e.phoneCountries) == len(nationalCountries) && !(num.groups[0] == 1 && strings.Trim(string(num.groups[1:num.ngroups]), "\x03") == "") {
 		return scorePhoneLocal, true
 	}
 	return 0, false
