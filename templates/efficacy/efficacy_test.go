@@ -41,4 +41,3 @@ func TestFloors(t *testing.T) {
 		t.Error(bad)
 	}
 }
-
