@@ -39,7 +39,8 @@ type Options struct {
 	Prefix string
 	// TTL is how long an idle session is kept (default guard.DefaultSessionTTL).
 	TTL time.Duration
-	// CacheSize bounds the states the replica caches (default 100,000 sessions).
+	// CacheSize bounds the states the replica caches (default 100,000 sessions): those of its own
+	// commits and those the other replicas publish.
 	CacheSize int
 }
 
