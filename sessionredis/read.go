@@ -38,7 +38,7 @@ func (s *Store) ReadSession(ctx context.Context, agent, session string) (sess, a
 		for k, v := range m {
 			fields = append(fields, k, v)
 		}
-		ag = agentState(fields)
+		ag, _ = agentState(fields)
 	}
 	return sess, ag, nil
 }

@@ -5,12 +5,16 @@
 // One round trip per evaluation: Load answers from the replica's cache of the states it last committed
 // or was told about (no round trip), and Commit is one Lua script that compares the session's stored
 // version with the one the evaluation read, writes the next state if they agree (with the idle TTL),
-// adds the agent-wide counter contributions, and returns the agent-wide counters. When another replica
-// moved the session on, the script returns the stored state instead: the engine evaluates the step again
-// on it and commits again (a second round trip, only then).
+// adds the agent-wide counter contributions, returns the agent-wide counters, and PUBLISHes the new
+// states on the prefix's channel. Every Store subscribes to that channel (subscribe.go) and moves its
+// cache on to the published versions, so that a replica that did not serve a session's last step still
+// knows it when the next one arrives. When the cache is stale all the same (a step that races the
+// message, a lost subscription), the script answers with the stored state instead: the engine evaluates
+// the step again on it and commits again (a second round trip, only then; never a wrong decision).
 //
-// Agent-wide counters (agent.* selectors) are read from the reply of the replica's last commit: across
-// replicas they lag by the steps the others committed since (docs/operations.md, "Sessions").
+// Agent-wide counters (agent.* selectors) are cached likewise, from the replica's own commits and the
+// published ones: across replicas they lag by the messages not yet received (docs/operations.md,
+// "Sessions").
 package sessionredis
 
 import (
@@ -35,7 +39,8 @@ type Options struct {
 	Prefix string
 	// TTL is how long an idle session is kept (default guard.DefaultSessionTTL).
 	TTL time.Duration
-	// CacheSize bounds the states the replica caches (default 100,000 sessions).
+	// CacheSize bounds the states the replica caches (default 100,000 sessions): those of its own
+	// commits and those the other replicas publish.
 	CacheSize int
 }
 
@@ -47,8 +52,11 @@ type Store struct {
 
 	mu        sync.Mutex
 	cache     map[string]*guard.SessionState // agent \x00 session -> state last seen
-	agents    map[string]*guard.SessionState // agent -> agent-wide counters last seen
+	agents    map[string]agentEntry          // agent -> agent-wide counters last seen
 	cacheSize int
+
+	channel string      // where the commit script publishes (prefix + "states")
+	sub     *subscriber // the subscription that keeps the cache current
 
 	seed  maphash.Seed
 	turns guard.SessionTurns // SessionTurn: this replica's steps of one session take turns
@@ -76,10 +84,16 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("sessionredis: %s does not answer: %w", opt.Addr, err)
 	}
-	return New(rdb, o), nil
+	s := New(rdb, o)
+	if err := s.sub.waitSubscribed(ctx, time.Second); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("sessionredis: subscribing to %s: %w", s.channel, err)
+	}
+	return s, nil
 }
 
-// New returns a store on an existing client.
+// New returns a store on an existing client, and starts its subscription to the states the replicas
+// commit (Close stops it).
 func New(rdb *redis.Client, o Options) *Store {
 	if o.Prefix == "" {
 		o.Prefix = "guard:"
@@ -90,12 +104,17 @@ func New(rdb *redis.Client, o Options) *Store {
 	if o.CacheSize <= 0 {
 		o.CacheSize = 100_000
 	}
-	return &Store{rdb: rdb, prefix: o.Prefix, ttl: o.TTL, cacheSize: o.CacheSize, seed: maphash.MakeSeed(),
-		cache: map[string]*guard.SessionState{}, agents: map[string]*guard.SessionState{}}
+	s := &Store{rdb: rdb, prefix: o.Prefix, ttl: o.TTL, cacheSize: o.CacheSize, seed: maphash.MakeSeed(),
+		cache: map[string]*guard.SessionState{}, agents: map[string]agentEntry{}, channel: o.Prefix + "states"}
+	s.sub = subscribe(s)
+	return s
 }
 
-// Close closes the client.
-func (s *Store) Close() error { return s.rdb.Close() }
+// Close stops the subscription (its goroutine has returned when Close does) and closes the client.
+func (s *Store) Close() error {
+	s.sub.stop()
+	return s.rdb.Close()
+}
 
 // sessionKey and agentKey share the hash tag {agent}, so that the script's keys are in one slot of a
 // Redis Cluster.
@@ -115,29 +134,65 @@ func (s *Store) Load(_ context.Context, agent, session string, ag bool, _ time.T
 		sess = s.cache[cacheKey(agent, session)]
 	}
 	if ag {
-		agSt = s.agents[agent]
+		agSt = s.agents[agent].st
 	}
 	return sess, agSt, nil
 }
 
-// remember caches the state of a session (nil forgets it); the cache is emptied when full.
-func (s *Store) remember(agent, session string, st *guard.SessionState) {
+// remember caches the state of a session (nil forgets it); the cache is emptied when full. With
+// onlyNewer, a cached state of a later version is kept: a published state, or the reply of a commit, can
+// arrive after a later one.
+func (s *Store) remember(agent, session string, st *guard.SessionState, onlyNewer bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := cacheKey(agent, session)
+	s.rememberLocked(cacheKey(agent, session), st, onlyNewer)
+}
+
+func (s *Store) rememberLocked(k string, st *guard.SessionState, onlyNewer bool) {
 	if st == nil {
 		delete(s.cache, k)
 		return
 	}
-	if _, ok := s.cache[k]; !ok && len(s.cache) >= s.cacheSize {
+	old, ok := s.cache[k]
+	if ok && onlyNewer && old.Version >= st.Version {
+		return
+	}
+	if !ok && len(s.cache) >= s.cacheSize {
 		clear(s.cache) // a cold cache costs a conflict per session, never a wrong decision
 	}
 	s.cache[k] = st
 }
 
+// cachedVersion is the version of the cached state of a session (0: none).
+func (s *Store) cachedVersion(k string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.cache[k]; st != nil {
+		return st.Version
+	}
+	return 0
+}
+
+// forgetAll empties the cache: the subscription may have missed states.
+func (s *Store) forgetAll() {
+	s.mu.Lock()
+	clear(s.cache)
+	clear(s.agents)
+	s.mu.Unlock()
+}
+
 // commitScript: KEYS[1] the session, KEYS[2] the agent. ARGV: [1] write the session (1/0), [2] base
 // version, [3] next state (JSON, starting {"v":N), [4] TTL ms, [5] now ms, [6] agent adds (JSON list of
-// {k,w,a}, "" for none), [7] agent TTL ms. Returns {1, false, agent hash} or {0, stored state or false, false}.
+// {k,w,a}, "" for none), [7] agent TTL ms, [8] the channel, [9] the agent, [10] the session. Returns {1,
+// false, agent hash} or {0, stored state or false, false}.
+//
+// The agent hash holds a version in the field agentVersionField, set on every add to Redis's clock in
+// µs (or the last version + 1 if that is not later), so that a replica keeps the later of two agent
+// states it receives, and a hash that expired and starts again still moves the versions on (a session's
+// version starts again at 1, but a stale session only costs a conflict, whose answer replaces it). What it writes, it publishes in the same call
+// (no extra round trip): "<len>:<agent><len>:<session><len>:<state>" then the agent hash as a JSON list
+// (decodeMessage), each part empty when the commit did not change it. A message is bounded by the
+// caps of a state (labels, counters, step records).
 var commitScript = redis.NewScript(`
 if ARGV[1] == '1' then
   local cur = redis.call('GET', KEYS[1])
@@ -146,6 +201,7 @@ if ARGV[1] == '1' then
   if v ~= tonumber(ARGV[2]) then return {0, cur or false, false} end
   redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
 end
+local all = false
 if ARGV[6] ~= '' then
   local now = tonumber(ARGV[5])
   for _, a in ipairs(cjson.decode(ARGV[6])) do
@@ -159,9 +215,23 @@ if ARGV[6] ~= '' then
     val = val + a.a
     redis.call('HSET', KEYS[2], a.k, string.format('%d|%.17g', start, val))
   end
+  local t = redis.call('TIME')
+  local v = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local prev = tonumber(redis.call('HGET', KEYS[2], '\0v') or '0') or 0
+  if prev >= v then v = prev + 1 end
+  redis.call('HSET', KEYS[2], '\0v', string.format('%.0f', v))
   redis.call('PEXPIRE', KEYS[2], ARGV[7])
+  all = redis.call('HGETALL', KEYS[2])
 end
-return {1, false, redis.call('HGETALL', KEYS[2])}
+local st = ''
+if ARGV[1] == '1' then st = ARGV[3] end
+if st ~= '' or all then
+  local msg = string.format('%d:%s%d:%s%d:', #ARGV[9], ARGV[9], #ARGV[10], ARGV[10], #st) .. st
+  if all then msg = msg .. cjson.encode(all) end
+  redis.call('PUBLISH', ARGV[8], msg)
+end
+if not all then all = redis.call('HGETALL', KEYS[2]) end
+return {1, false, all}
 `)
 
 // agentTTL is how long agent-wide counters live idle: the longest window.
@@ -189,7 +259,7 @@ func (s *Store) Commit(ctx context.Context, c *guard.SessionCommit) (bool, *guar
 	}
 	keys := []string{s.sessionKey(c.Agent, c.Session), s.agentKey(c.Agent)}
 	raw, err := commitScript.Run(ctx, s.rdb, keys, write, c.Base, next, s.ttl.Milliseconds(), c.Now.UnixMilli(),
-		adds, agentTTL.Milliseconds()).Slice()
+		adds, agentTTL.Milliseconds(), s.channel, c.Agent, c.Session).Slice()
 	if err != nil {
 		return false, nil, fmt.Errorf("sessionredis: %w", err)
 	}
@@ -203,11 +273,11 @@ func (s *Store) Commit(ctx context.Context, c *guard.SessionCommit) (bool, *guar
 				return false, nil, fmt.Errorf("sessionredis: a stored session does not decode: %w", err)
 			}
 		}
-		s.remember(c.Agent, c.Session, cur)
+		s.remember(c.Agent, c.Session, cur, false) // what is stored now, even if older than the cache
 		return false, cur, nil
 	}
 	if write == "1" {
-		s.remember(c.Agent, c.Session, nextSt)
+		s.remember(c.Agent, c.Session, nextSt, true)
 	}
 	if fields, isList := raw[2].([]any); isList && len(fields) > 0 {
 		s.rememberAgent(c.Agent, fields)
@@ -215,20 +285,36 @@ func (s *Store) Commit(ctx context.Context, c *guard.SessionCommit) (bool, *guar
 	return true, nil, nil
 }
 
-// rememberAgent caches the agent-wide counters of an HGETALL reply.
+// agentEntry is the cached agent-wide state and the version of the agent hash it was read from.
+type agentEntry struct {
+	v  int64
+	st *guard.SessionState
+}
+
+// agentVersionField is the field of the agent hash the commit script versions every add with.
+const agentVersionField = "\x00v"
+
+// rememberAgent caches the agent-wide counters of an HGETALL reply, unless a later version is cached.
 func (s *Store) rememberAgent(agent string, fields []any) {
-	st := agentState(fields)
+	st, v := agentState(fields)
 	s.mu.Lock()
-	s.agents[agent] = st
+	if old, ok := s.agents[agent]; !ok || old.v < v {
+		s.agents[agent] = agentEntry{v: v, st: st}
+	}
 	s.mu.Unlock()
 }
 
-// agentState is the state of the agent-wide counters of an HGETALL reply (field: start|value).
-func agentState(fields []any) *guard.SessionState {
-	st := &guard.SessionState{}
+// agentState is the state of the agent-wide counters of an HGETALL reply (field: start|value), and the
+// hash's version (agentVersionField; 0 for a hash written before it existed).
+func agentState(fields []any) (st *guard.SessionState, version int64) {
+	st = &guard.SessionState{}
 	for i := 0; i+1 < len(fields); i += 2 {
 		k, _ := fields[i].(string)
 		v, _ := fields[i+1].(string)
+		if k == agentVersionField {
+			version, _ = strconv.ParseInt(v, 10, 64)
+			continue
+		}
 		start, val, ok := strings.Cut(v, "|")
 		if !ok {
 			continue
@@ -240,5 +326,5 @@ func agentState(fields []any) *guard.SessionState {
 		}
 		st.Counters = append(st.Counters, guard.Counter{Key: k, Start: b, Value: n})
 	}
-	return st
+	return st, version
 }

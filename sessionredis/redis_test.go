@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -151,6 +152,7 @@ func TestAgentCountersAcrossReplicas(t *testing.T) {
 		t.Fatalf("110 > 100 allowed: %+v", res.Session)
 	}
 	n, err := a.rdb.HGetAll(context.Background(), a.agentKey("agent-1")).Result()
+	delete(n, agentVersionField)
 	if err != nil || len(n) != 1 {
 		t.Fatalf("agent hash %v %v", n, err)
 	}
@@ -217,25 +219,38 @@ func TestRedisDown(t *testing.T) {
 	}
 }
 
-// BenchmarkEvaluateRedis measures an evaluation with session state in Redis over loopback: one round trip.
 // BenchmarkEvaluateRedis evaluates a step of a session whose rule-of-two control keeps its state in
-// Redis, and reports the round trips to Redis per evaluation (roundtrips/op, counted by a client hook):
-// one on a replica that served the session's last step; with two replicas taking the session's steps in
-// turn (no load-balancer affinity), each finds its cache stale and pays a second (the conflict answer
-// carries the state).
+// Redis, and reports the round trips to Redis per evaluation (roundtrips/op, counted by a client hook).
+// The replicas take the session's steps in turn (no load-balancer affinity):
+//   - replicas=1: one replica, its cache always current: one round trip;
+//   - replicas=2/sequential: an agent's steps one after the other, the next sent once the previous one's
+//     published state reached the other replica (the wait, the agent's own time, is not timed): one;
+//   - replicas=2/racing: the next step sent on the other replica as soon as the previous one answered,
+//     racing the message: one, or two when the step wins the race;
+//   - replicas=2/unsubscribed: the replicas' subscriptions stopped, every cache stale: two (the conflict
+//     answer carries the state), the cost of a step that finds its replica's cache stale.
 func BenchmarkEvaluateRedis(b *testing.B) {
-	for _, replicas := range []int{1, 2} {
-		b.Run(fmt.Sprintf("replicas=%d", replicas), func(b *testing.B) {
+	for _, tc := range []struct {
+		name        string
+		replicas    int
+		wait, unsub bool
+	}{{"replicas=1", 1, false, false}, {"replicas=2/sequential", 2, true, false},
+		{"replicas=2/racing", 2, false, false}, {"replicas=2/unsubscribed", 2, false, true}} {
+		b.Run(tc.name, func(b *testing.B) {
 			first, prefix := openTest(b)
 			var trips atomic.Int64
-			engines := make([]*guard.Engine, replicas)
+			engines := make([]*guard.Engine, tc.replicas)
+			stores := make([]*Store, tc.replicas)
 			for i := range engines {
 				s := first
 				if i > 0 {
 					s = replica(b, prefix)
 				}
+				if tc.unsub {
+					s.sub.stop()
+				}
 				s.rdb.AddHook(countHook{&trips})
-				engines[i] = engine(b, s, ruleOfTwo)
+				engines[i], stores[i] = engine(b, s, ruleOfTwo), s
 			}
 			st := step("read_file", "bench", 0)
 			ctx := context.Background()
@@ -247,11 +262,20 @@ func BenchmarkEvaluateRedis(b *testing.B) {
 			trips.Store(0)
 			b.ReportAllocs()
 			n := 0
+			k := cacheKey("agent-1", "bench")
 			for b.Loop() {
-				if _, err := engines[n%replicas].Evaluate(ctx, st, guard.StagePre); err != nil {
+				if _, err := engines[n%tc.replicas].Evaluate(ctx, st, guard.StagePre); err != nil {
 					b.Fatal(err)
 				}
 				n++
+				if tc.wait {
+					b.StopTimer()
+					v := stores[(n-1)%tc.replicas].cachedVersion(k) // what the step committed
+					for next := stores[n%tc.replicas]; next.cachedVersion(k) < v; {
+						runtime.Gosched()
+					}
+					b.StartTimer()
+				}
 			}
 			b.ReportMetric(float64(trips.Load())/float64(n), "roundtrips/op")
 		})
@@ -269,6 +293,8 @@ func TestReadSessionPastTheCache(t *testing.T) {
 			t.Fatalf("%s: %s", name, res.Reason)
 		}
 	}
+	b.sub.stop() // b's cache no longer hears a's states: it knows nothing of s1
+	b.forgetAll()
 	if cached, _, _ := b.Load(context.Background(), "agent-1", "s1", false, time.Now()); cached != nil {
 		t.Fatalf("replica b's cache knows s1: %+v", cached)
 	}
