@@ -120,6 +120,7 @@ type facts struct {
 	unions   int
 	depth    int
 	hasWhere bool // UPDATE and DELETE
+	replaces bool // CREATE OR REPLACE
 	filtered bool // SELECT, UPDATE or DELETE: the kind required_column_values applies to
 	isSelect bool
 	limit    limitFacts
@@ -136,6 +137,9 @@ type facts struct {
 // analyze gathers the facts of a statement parsed by Vitess (the MySQL dialect).
 func analyze(st sqlparser.Statement) *facts {
 	f := &facts{op: operation(st)}
+	if ddl, ok := st.(sqlparser.DDLStatement); ok && f.op == "CREATE" {
+		f.replaces = ddl.GetIsReplace()
+	}
 	cteNames := map[string]bool{}
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
 		switch x := n.(type) {

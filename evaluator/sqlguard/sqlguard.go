@@ -97,7 +97,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 	if why := unseenText(query); why != "" {
 		return e.parseFailure(why, -1)
 	}
-	ops, fs, err := e.parseFacts(query)
+	ops, fs, count, err := e.parseFacts(query)
 	if err != nil {
 		return e.parseFailure("the query does not parse as SQL", -1)
 	}
@@ -105,18 +105,18 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		return evaluator.Result{}, err
 	}
 	var vs []violation
-	if len(ops) > 1 && !e.s.allowMulti {
-		vs = append(vs, violation{"multi_statements", fmt.Sprintf("%d statements", len(ops))})
+	if count > 1 && !e.s.allowMulti {
+		vs = append(vs, violation{"multi_statements", fmt.Sprintf("%d statements", count)})
 	}
-	if e.s.maxStatements > 0 && len(ops) > e.s.maxStatements {
-		vs = append(vs, violation{"max_statements", fmt.Sprintf("%d statements", len(ops))})
+	if e.s.maxStatements > 0 && count > e.s.maxStatements {
+		vs = append(vs, violation{"max_statements", fmt.Sprintf("%d statements", count)})
 	}
 	var ctxObj map[string]any
 	if len(e.s.requiredValues) > 0 {
 		ctxObj, _ = lookup(d.Value, e.s.contextField).(map[string]any)
 	}
 	for i, f := range fs {
-		vs = e.checkOperation(ops[i], vs)
+		vs = e.checkOperation(ops[i], f != nil && f.replaces, vs)
 		if f == nil {
 			continue // MySQL GRANT/REVOKE: recognised by keyword only
 		}
@@ -136,7 +136,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		Matched:    true,
 		Confidence: 1,
 		Message:    "SQL breaks rules: " + strings.Join(codes, ", "),
-		Metadata:   map[string]any{"violations": listed, "operations": evaluator.AnyList(dedupe(ops)), "statement_count": len(ops)},
+		Metadata:   map[string]any{"violations": listed, "operations": evaluator.AnyList(dedupe(ops)), "statement_count": count},
 	}, nil
 }
 
@@ -163,12 +163,24 @@ func lookup(v any, path []string) any {
 }
 
 // parseFacts parses the query in the configured dialect and returns each statement's operation and
-// facts (nil facts for a MySQL GRANT or REVOKE, known by keyword only).
-func (e *Evaluator) parseFacts(query string) ([]string, []*facts, error) {
-	if e.s.postgres {
-		return parsePostgres(query)
+// facts (nil facts for a MySQL GRANT or REVOKE, known by keyword only), and how many statements the
+// query holds (in dialect auto, where two grammars may each see the text, the larger count).
+func (e *Evaluator) parseFacts(query string) ([]string, []*facts, int, error) {
+	switch e.s.dialect {
+	case dialectPostgres:
+		ops, fs, err := parsePostgres(query)
+		return ops, fs, len(ops), err
+	case dialectAuto:
+		return e.parseAuto(query)
 	}
-	stmts, ops, _, err := e.parse(query)
+	ops, fs, err := e.mysqlFacts(query, true)
+	return ops, fs, len(ops), err
+}
+
+// mysqlFacts parses the query with the MySQL grammar (retrying the lenient rewrites of lenient.go when
+// lenient) and gathers each statement's facts.
+func (e *Evaluator) mysqlFacts(query string, lenient bool) ([]string, []*facts, error) {
+	stmts, ops, _, err := e.parse(query, lenient)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -181,10 +193,11 @@ func (e *Evaluator) parseFacts(query string) ([]string, []*facts, error) {
 	return ops, fs, nil
 }
 
-// parse splits the query into statements and parses each. GRANT and REVOKE, which the grammar does not
+// parse splits the query into statements and parses each, retrying a statement that does not parse
+// with the lenient rewrites (lenient.go) when lenient. GRANT and REVOKE, which the grammar does not
 // know, come back as a nil statement with their operation. pos is the byte offset of a syntax error
 // when known, else -1. The parser is run under recover: a panic in it is a parse error, never a crash.
-func (e *Evaluator) parse(query string) (stmts []sqlparser.Statement, ops []string, pos int, err error) {
+func (e *Evaluator) parse(query string, lenient bool) (stmts []sqlparser.Statement, ops []string, pos int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			stmts, ops, pos, err = nil, nil, -1, ErrParse
@@ -206,7 +219,7 @@ func (e *Evaluator) parse(query string) (stmts []sqlparser.Statement, ops []stri
 			continue
 		}
 		st, perr := e.parser.Parse(piece)
-		if perr != nil && !errors.Is(perr, sqlparser.ErrEmpty) {
+		if perr != nil && lenient && !errors.Is(perr, sqlparser.ErrEmpty) {
 			st, perr = e.parseLenient(piece, perr) // lenient.go: INTERSECT/EXCEPT, keywords as names
 		}
 		if perr != nil {
@@ -235,12 +248,17 @@ func (e *Evaluator) parseFailure(msg string, _ int) (evaluator.Result, error) {
 		Metadata: map[string]any{"parse_error": true}}, nil
 }
 
-func (e *Evaluator) checkOperation(op string, vs []violation) []violation {
+// checkOperation applies the operation lists to a statement of kind op; replaces is true for a CREATE
+// OR REPLACE, which blocked_operations CREATE_OR_REPLACE names on its own (CREATE names it too).
+func (e *Evaluator) checkOperation(op string, replaces bool, vs []violation) []violation {
 	if len(e.s.allowedOps) > 0 && !e.s.allowedOps[op] {
 		vs = append(vs, violation{"operation_not_allowed", op})
 	}
-	if e.s.blockedOps[op] {
+	switch {
+	case e.s.blockedOps[op]:
 		vs = append(vs, violation{"operation_blocked", op})
+	case replaces && e.s.blockedOps[opCreateOrReplace]:
+		vs = append(vs, violation{"operation_blocked", opCreateOrReplace})
 	}
 	return vs
 }
