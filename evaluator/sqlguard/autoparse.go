@@ -79,7 +79,7 @@ func (e *Evaluator) mysqlPieces(query string) (ops []string, fs []*facts, pieces
 		}
 		pieces++
 		if err == nil {
-			ops, fs = append(ops, operation(st)), append(fs, analyze(st))
+			ops, fs = append(ops, pieceOperation(st, piece)), append(fs, analyze(st))
 		}
 	}
 	return ops, fs, pieces

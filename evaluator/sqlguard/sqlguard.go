@@ -231,7 +231,7 @@ func (e *Evaluator) parse(query string, lenient bool) (stmts []sqlparser.Stateme
 		if _, comment := st.(*sqlparser.CommentOnly); comment {
 			continue
 		}
-		stmts, ops = append(stmts, st), append(ops, operation(st))
+		stmts, ops = append(stmts, st), append(ops, pieceOperation(st, piece))
 	}
 	if len(stmts) == 0 {
 		return nil, nil, -1, ErrParse
