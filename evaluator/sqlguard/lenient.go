@@ -20,6 +20,9 @@ import (
 //     so a second statement or a clause an attacker smuggles in cannot be turned into a name;
 //   - the forms of PostgreSQL, SQLite and SQL Server in lenient_forms.go (::casts, ILIKE, RETURNING,
 //     ON CONFLICT, DISTINCT ON, FETCH FIRST, $1 parameters, [bracketed] names, TOP n), rewritten once;
+//   - SQL Server's table hints WITH (NOLOCK), CONVERT(type, ...), CROSS/OUTER APPLY and OUTPUT INSERTED.x,
+//     Python's %s placeholders, and the whole statements PRAGMA (SQLite, a SET) and EXEC (SQL Server, a
+//     CALL) in lenient_forms.go;
 //   - the dialect forms of lenient_dialect.go (a derived table without an alias, CAST to INTEGER or TEXT,
 //     IS [NOT] DISTINCT FROM, NULLS FIRST/LAST, FULL [OUTER] JOIN), each rewritten to the MySQL form that
 //     keeps the tables, columns and statements the rules look at.
@@ -33,6 +36,11 @@ const maxLenientRetries = 8
 // parseLenient retries a query that failed to parse (see above); it returns the parser's error when the
 // rewritten query does not parse either.
 func (e *Evaluator) parseLenient(piece string, first error) (sqlparser.Statement, error) {
+	if q, ok := rewriteStatementForm(piece); ok {
+		if st, perr := e.parser.Parse(q); perr == nil {
+			return st, nil
+		}
+	}
 	q, changed := rewriteSetOps(piece)
 	if q2, ok := rewriteForms(q); ok {
 		q, changed = q2, true
