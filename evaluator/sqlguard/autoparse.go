@@ -70,7 +70,7 @@ func (e *Evaluator) mysqlPieces(query string) (ops []string, fs []*facts, pieces
 			ops, fs, pieces = append(ops, kw), append(fs, nil), pieces+1
 			continue
 		}
-		st, err := e.parser.Parse(piece)
+		st, err := e.parseWhole(piece)
 		if errors.Is(err, sqlparser.ErrEmpty) {
 			continue
 		}

@@ -37,7 +37,7 @@ const maxLenientRetries = 8
 // rewritten query does not parse either.
 func (e *Evaluator) parseLenient(piece string, first error) (sqlparser.Statement, error) {
 	if q, ok := rewriteStatementForm(piece); ok {
-		if st, perr := e.parser.Parse(q); perr == nil {
+		if st, perr := e.parseWhole(q); perr == nil {
 			return st, nil
 		}
 	}
@@ -47,7 +47,7 @@ func (e *Evaluator) parseLenient(piece string, first error) (sqlparser.Statement
 	}
 	err := first
 	if changed {
-		st, perr := e.parser.Parse(q)
+		st, perr := e.parseWhole(q)
 		if perr == nil {
 			return st, nil
 		}
@@ -62,7 +62,7 @@ func (e *Evaluator) parseLenient(piece string, first error) (sqlparser.Statement
 			return nil, err
 		}
 		q = next
-		st, perr := e.parser.Parse(q)
+		st, perr := e.parseWhole(q)
 		if perr == nil {
 			return st, nil
 		}

@@ -144,6 +144,17 @@ var wordForms = []struct {
 	{regexp.MustCompile(`^insert\s+or\s+ignore\b`), "insert ignore", false},
 	{regexp.MustCompile(`^interval\s+'\s*\d+\s+(?:second|minute|hour|day|week|month|year)s?\s*'`), "interval 1 day", false},
 	{regexp.MustCompile(`^top\s+\(?\d+\)?\s`), "", false},
+	// SQLite's AUTOINCREMENT and SQL Server's IDENTITY(seed, step) are MySQL's AUTO_INCREMENT; SQLite's
+	// table options WITHOUT ROWID and STRICT after a CREATE TABLE's columns are dropped.
+	{regexp.MustCompile(`^autoincrement\b`), "auto_increment", false},
+	{regexp.MustCompile(`^identity\s*(?:\(\s*\d+\s*,\s*\d+\s*\))?`), "", false},
+	{regexp.MustCompile(`^without\s+rowid\b`), "", false},
+	{regexp.MustCompile(`^strict\s*;?\s*$`), "", false},
+	// SQL Server's national character types and (MAX) lengths.
+	{regexp.MustCompile(`^n?(varchar|varbinary)\s*\(\s*max\s*\)`), "$1(4000)", false},
+	{regexp.MustCompile(`^nvarchar\b`), "varchar", false},
+	{regexp.MustCompile(`^nchar\b`), "char", false},
+	{regexp.MustCompile(`^ntext\b`), "text", false},
 	// SQL Server: table hints, CONVERT(type, expr[, style]) (a call of the same arguments less the type),
 	// CROSS or OUTER APPLY (a lateral join) and INSERT's OUTPUT INSERTED.x list.
 	{regexp.MustCompile(`^with\s*\(\s*(?:nolock|readuncommitted|readcommitted|updlock|rowlock|holdlock|readpast|tablock|paglock|nowait)(?:\s*,\s*(?:nolock|readuncommitted|readcommitted|updlock|rowlock|holdlock|readpast|tablock|paglock|nowait))*\s*\)`), "", false},

@@ -218,7 +218,7 @@ func (e *Evaluator) parse(query string, lenient bool) (stmts []sqlparser.Stateme
 			stmts, ops = append(stmts, nil), append(ops, kw)
 			continue
 		}
-		st, perr := e.parser.Parse(piece)
+		st, perr := e.parseWhole(piece)
 		if perr != nil && lenient && !errors.Is(perr, sqlparser.ErrEmpty) {
 			st, perr = e.parseLenient(piece, perr) // lenient.go: INTERSECT/EXCEPT, keywords as names
 		}
@@ -443,4 +443,29 @@ func dedupe(list []string) []string {
 		}
 	}
 	return out
+}
+
+// errPartialDDL: Vitess accepts a DDL statement it could parse only in part (it stops at the first thing
+// its grammar lacks and ignores the rest). The rest is text no verdict covered, and in a dialect whose
+// statements need no ";" (SQL Server) it can be further statements ("CREATE TABLE t (a int) BULK INSERT
+// t FROM 'c:\x'"), so a partial parse is a parse failure; the lenient rewrites may still read it whole.
+var errPartialDDL = errors.New("sql: DDL parsed only in part")
+
+// parseWhole parses one statement with Vitess' grammar, refusing a DDL statement parsed only in part.
+func (e *Evaluator) parseWhole(piece string) (sqlparser.Statement, error) {
+	st, err := e.parser.Parse(piece)
+	if err != nil {
+		return nil, err
+	}
+	switch d := st.(type) {
+	case sqlparser.DDLStatement:
+		if !d.IsFullyParsed() {
+			return nil, errPartialDDL
+		}
+	case sqlparser.DBDDLStatement:
+		if !d.IsFullyParsed() {
+			return nil, errPartialDDL
+		}
+	}
+	return st, nil
 }
