@@ -16,7 +16,7 @@ import (
 //     operation does not change what the rules look at (the operation, the tables, the statements);
 //   - a keyword used as a table, column or alias name (a table named show, a column named key), as SQLite
 //     and PostgreSQL allow for non-reserved words, is quoted with backticks when the parser stops on it in a
-//     name position (after SELECT, FROM, JOIN, AS, BY, WHERE, AND, OR, ON, SET, a comma or a dot). Statement and clause keywords are never quoted,
+//     name position (after SELECT, FROM, JOIN, AS, BY, WHERE, AND, OR, ON, SET, a comma, a dot or "("). Statement and clause keywords are never quoted,
 //     so a second statement or a clause an attacker smuggles in cannot be turned into a name;
 //   - the forms of PostgreSQL, SQLite and SQL Server in lenient_forms.go (::casts, ILIKE, RETURNING,
 //     ON CONFLICT, DISTINCT ON, FETCH FIRST, $1 parameters, [bracketed] names, TOP n), rewritten once;
@@ -191,10 +191,11 @@ func quoteNameKeyword(q string, err error) (string, bool) {
 	if start < 0 {
 		return "", false
 	}
-	// What comes before it, past spaces: a comma or a dot, or the word FROM, JOIN or AS.
+	// What comes before it, past spaces: a comma, a dot or "(" (a column list, an argument), or a word
+	// of nameBefore (FROM, JOIN, AS...).
 	between := strings.TrimSpace(q[prevEnd:start])
 	switch {
-	case between == "," || between == ".":
+	case between == "," || between == "." || between == "(":
 	case between == "" && nameBefore[strings.ToLower(prevWord)]:
 	case strings.HasSuffix(between, ",") && strings.Count(between, "(") == 0:
 	default:

@@ -56,6 +56,8 @@ func TestLenientParse(t *testing.T) {
 		{"sql server names and top", "select top 10 [Order], [Customer Name] from [dbo].[Orders] where [Status] = 'open'", "", []string{"SELECT"}},
 		{"forms inside strings are left alone", "select '::text ilike' from t where a = '$1'", "", []string{"SELECT"}},
 		{"injection with a cast still fails", "1' or 1=1::int --", "parse", nil},
+		{"keywords as names in a column list", "INSERT OR REPLACE INTO settings (key, value, updated_at) VALUES ('theme', 'dark', datetime('now'))", "", []string{"REPLACE"}},
+		{"a statement keyword after ( is never a name", "select count(drop) from t", "parse", nil},
 		// SQLite and SQL Server statements and forms, and Python's placeholders.
 		{"sqlite pragma setting", "PRAGMA foreign_keys = ON;", "", []string{"SET"}},
 		{"sqlite pragma read", "PRAGMA table_info(users)", "", []string{"SET"}},
