@@ -164,7 +164,8 @@ var wordForms = []struct {
 }
 
 // statementForms are whole statements of SQLite and SQL Server rewritten to the MySQL statement of the
-// same kind: PRAGMA name [= value | (value)] sets or reads a setting (SET), EXEC[UTE] procedure with
+// same kind: PRAGMA name [= value | (value)] sets or reads a setting (SET), DECLARE @v type [= literal]
+// sets a variable (SET), EXEC[UTE] procedure with
 // literal or @variable arguments calls a procedure (CALL; not a system procedure, sp_ or xp_). The whole
 // piece must match.
 var statementForms = []struct {
@@ -188,6 +189,14 @@ var statementForms = []struct {
 				return ""
 			}
 			return "call " + m[1] + "()"
+		}},
+	{regexp.MustCompile(`(?i)^\s*declare\s+(@[a-z_][a-z0-9_]*)\s+[a-z_][a-z0-9_]*(?:\s*\(\s*(?:\d+|max)(?:\s*,\s*\d+)?\s*\))?(?:\s*=\s*(n?'[^']*'|-?\d+(?:\.\d+)?))?\s*;?\s*$`),
+		func(m []string) string {
+			v := m[2]
+			if v == "" {
+				v = "null"
+			}
+			return "set " + m[1] + " = " + strings.TrimPrefix(strings.TrimPrefix(v, "N"), "n")
 		}},
 }
 

@@ -66,6 +66,8 @@ func TestLenientParse(t *testing.T) {
 		{"exec of a system procedure stays unparsed", "EXEC xp_cmdshell 'whoami'", "parse", nil},
 		{"exec sp_executesql stays unparsed", "EXEC sp_executesql N'DROP TABLE users'", "parse", nil},
 		{"exec with a statement after it", "EXEC dbo.p @a = 1 DROP TABLE users", "parse", nil},
+		{"sql server declare", "DECLARE @start DATE = '2024-01-01'", "", []string{"SET"}},
+		{"sql server declare hides no statement", "DECLARE @n INT = 5 DROP TABLE users", "parse", nil},
 		{"sql server convert", "SELECT CONVERT(VARCHAR(10), OrderDate, 120) FROM Orders", "", []string{"SELECT"}},
 		{"sql server table hint", "SELECT TOP 5 * FROM dbo.Customers WITH (NOLOCK) WHERE Country = N'France'", "", []string{"SELECT"}},
 		{"sql server cross apply", "SELECT a.* FROM a CROSS APPLY (SELECT TOP 1 * FROM b WHERE b.a_id = a.id ORDER BY b.ts DESC) x", "", []string{"SELECT"}},
