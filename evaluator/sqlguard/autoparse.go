@@ -47,8 +47,10 @@ func (e *Evaluator) parseAuto(query string) ([]string, []*facts, int, error) {
 }
 
 // mysqlPieces is MySQL's reading of a text its grammar refused as a whole: the facts of each statement
-// it parses on its own (strict), and how many non-empty pieces its splitter finds. A text its tokenizer
-// cannot split (an unclosed quote) gives nothing: MySQL would refuse it too.
+// it parses on its own (with the lenient retry when the text splits into several pieces, as the mysql
+// dialect reads them: "SELECT 1::int /* /* */ ; DROP TABLE [t]; /* */" hides a DROP from PostgreSQL that
+// only the retry reads), and how many non-empty pieces its splitter finds. A text its tokenizer cannot
+// split (an unclosed quote) gives nothing: MySQL would refuse it too.
 func (e *Evaluator) mysqlPieces(query string) (ops []string, fs []*facts, pieces int) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -71,6 +73,9 @@ func (e *Evaluator) mysqlPieces(query string) (ops []string, fs []*facts, pieces
 			continue
 		}
 		st, err := e.parseWhole(piece)
+		if err != nil && len(split) > 1 && !errors.Is(err, sqlparser.ErrEmpty) {
+			st, err = e.parseLenient(piece, err)
+		}
 		if errors.Is(err, sqlparser.ErrEmpty) {
 			continue
 		}

@@ -19,6 +19,7 @@ func TestAutoPostgres(t *testing.T) {
 		// PostgreSQL nests comments, MySQL does not: PostgreSQL reads one SELECT, MySQL also a DROP.
 		{"nested comment hides a drop from postgres", rules, "SELECT 1::int /* /* */ ; DROP TABLE users; /* */", "operation_blocked"},
 		{"nested comment, statement count", map[string]any{"allow_multi_statements": false}, "SELECT 1::int /* /* */ ; SELECT 2; /* */", "multi_statements"},
+		{"nested comment hides a drop only the rewrites read", map[string]any{"blocked_operations": []any{"DROP"}}, "SELECT 1::int /* /* */ ; DROP TABLE [users]; /* */", "operation_blocked"},
 		// MySQL escapes a quote with a backslash and ends a comment at #; PostgreSQL does neither.
 		{"backslash hides a drop from mysql", rules, `SELECT 'a\'; DROP TABLE users; -- '`, "operation_blocked"},
 		{"hash hides a drop from mysql", rules, "SELECT 1 # 2; DROP TABLE users", "operation_blocked"},
