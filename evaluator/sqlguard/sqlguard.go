@@ -9,10 +9,11 @@
 //
 //	import _ "github.com/guardrail-control/guard/evaluator/sqlguard"
 //
-// Two dialects: "mysql" (the default) with Vitess' MySQL parser (vitess.io/vitess/go/vt/sqlparser, pure
-// Go), and "postgres" with PostgreSQL's own grammar through pg_query_go (libpg_query, C: only in a build
-// with cgo; without cgo the dialect is refused at config time). Each parser's tree is reduced to the
-// same facts (analyze.go, postgres.go), which the rules check.
+// Three dialects: "mysql" (the default) with Vitess' MySQL parser (vitess.io/vitess/go/vt/sqlparser, pure
+// Go), "postgres" with PostgreSQL's own grammar through pg_query_go (libpg_query, C: only in a build
+// with cgo; without cgo the dialect is refused at config time), and "auto" for SQL whose database is not
+// known: MySQL's grammar, then PostgreSQL's, then MySQL's with the lenient rewrites (autoparse.go). Each
+// parser's tree is reduced to the same facts (analyze.go, postgres.go), which the rules check.
 package sqlguard
 
 import (
@@ -43,7 +44,7 @@ func init() { evaluator.Register(Factory()) }
 func Factory() evaluator.Factory {
 	return evaluator.Factory{
 		Name: Name,
-		Description: "Parses SQL (MySQL or PostgreSQL dialect) and matches on statement kinds, multiple statements, tables and schemas, " +
+		Description: "Parses SQL (MySQL or PostgreSQL dialect, or auto: the first of them that reads it) and matches on statement kinds, multiple statements, tables and schemas, " +
 			"tenant filters from the step context, UPDATE/DELETE without WHERE, LIMIT, joins, unions and subquery depth.",
 		Version:      Version,
 		ConfigSchema: configSchema(),
