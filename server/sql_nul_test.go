@@ -12,7 +12,7 @@ import (
 // reported operations ["SELECT"]); the text is now unparsable, which denies. MySQL refused it already.
 func TestTrySQLWithNUL(t *testing.T) {
 	ts := newTS(t)
-	for _, dialect := range []string{"postgres", "mysql"} {
+	for _, dialect := range []string{"postgres", "mysql", "auto"} {
 		for _, input := range []string{"SELECT 1\x00; DROP TABLE users", "SELECT '\xff'; DROP TABLE users"} {
 			data := map[string]any{
 				"condition": map[string]any{"selector": map[string]any{"path": "input"},

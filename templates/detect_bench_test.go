@@ -3,6 +3,7 @@ package templates_test
 import (
 	"context"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,17 +21,31 @@ var detectBenchText = func() string {
 	return strings.Repeat(para, 2048/len(para)+1)[:2048]
 }()
 
+// detectBenchSQL is a 2 KB ordinary reporting query (joins, a CTE, subqueries, aggregates), in the SQL
+// that MySQL's grammar reads, so that every dialect parses it once.
+var detectBenchSQL = func() string {
+	q := "WITH recent AS (SELECT customer_id, SUM(total) AS spent FROM orders WHERE created_at > '2024-01-01' GROUP BY customer_id) " +
+		"SELECT c.id, c.name, c.email, r.spent, (SELECT COUNT(*) FROM tickets t WHERE t.customer_id = c.id AND t.status = 'open') AS open_tickets"
+	for i := 0; len(q) < 1900; i++ {
+		q += ", COALESCE(c.attr_" + strings.Repeat("x", i%7+1) + ", 'n/a') AS col_" + strconv.Itoa(i)
+	}
+	return q + " FROM customers c JOIN recent r ON r.customer_id = c.id WHERE c.region IN ('eu', 'us') ORDER BY r.spent DESC LIMIT 100"
+}()
+
 // BenchmarkDetectTemplate2KB evaluates each detector template (rendered with its defaults) through the
 // engine on detectBenchText: the per-call cost of the template's condition on a 2 KB input.
 func BenchmarkDetectTemplate2KB(b *testing.B) {
 	for _, name := range []string{"sql-injection", "command-injection", "dangerous-uris", "prompt-injection",
-		"system-prompt-extraction", "jailbreak-markers", "destructive-shell"} {
+		"system-prompt-extraction", "jailbreak-markers", "destructive-shell", "destructive-sql"} {
 		tpl, ok := templates.Shipped().Get(name)
 		if !ok {
 			continue
 		}
 		b.Run(name, func(b *testing.B) {
 			params := map[string]any{}
+			if name == "destructive-sql" {
+				params["tool_names"] = []any{"run_sql"}
+			}
 			r, err := tpl.Render(context.Background(), params)
 			if err != nil {
 				b.Fatal(err)
@@ -44,6 +59,9 @@ func BenchmarkDetectTemplate2KB(b *testing.B) {
 			step := &guard.Step{Type: "llm", Name: "chat", Input: detectBenchText}
 			if d.Scope.StepTypes != nil && d.Scope.StepTypes[0] == "tool" {
 				step = &guard.Step{Type: "tool", Name: "shell", Input: detectBenchText}
+			}
+			if name == "destructive-sql" { // a database tool's 2 KB reporting query
+				step = &guard.Step{Type: "tool", Name: "run_sql", Input: map[string]any{"query": detectBenchSQL}}
 			}
 			ctx := context.Background()
 			res, err := eng.Evaluate(ctx, step, guard.StagePre)

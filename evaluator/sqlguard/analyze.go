@@ -57,6 +57,28 @@ func operation(st sqlparser.Statement) string {
 	return "OTHER"
 }
 
+// pieceOperation names the kind of statement st parsed from piece. Vitess parses CREATE [UNIQUE |
+// FULLTEXT | SPATIAL] INDEX into the ALTER TABLE ... ADD INDEX it amounts to; the text's first word tells
+// them apart, so that creating an index is a CREATE, as in the PostgreSQL dialect.
+func pieceOperation(st sqlparser.Statement, piece string) string {
+	op := operation(st)
+	if _, alter := st.(*sqlparser.AlterTable); alter && firstWordIs(piece, "create") {
+		return "CREATE"
+	}
+	return op
+}
+
+// firstWordIs reports whether the first bare word of q, outside comments, is w (any case).
+func firstWordIs(q, w string) bool {
+	first := ""
+	walkCode(q, func(s, e int) {
+		if first == "" {
+			first = q[s:e]
+		}
+	})
+	return strings.EqualFold(first, w)
+}
+
 // dclKeyword recognises GRANT and REVOKE, which the MySQL grammar of Vitess does not parse, by the
 // statement's first keyword after comments.
 func dclKeyword(piece string) string {
@@ -120,6 +142,7 @@ type facts struct {
 	unions   int
 	depth    int
 	hasWhere bool // UPDATE and DELETE
+	replaces bool // CREATE OR REPLACE
 	filtered bool // SELECT, UPDATE or DELETE: the kind required_column_values applies to
 	isSelect bool
 	limit    limitFacts
@@ -136,6 +159,9 @@ type facts struct {
 // analyze gathers the facts of a statement parsed by Vitess (the MySQL dialect).
 func analyze(st sqlparser.Statement) *facts {
 	f := &facts{op: operation(st)}
+	if ddl, ok := st.(sqlparser.DDLStatement); ok && f.op == "CREATE" {
+		f.replaces = ddl.GetIsReplace()
+	}
 	cteNames := map[string]bool{}
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
 		switch x := n.(type) {

@@ -11,10 +11,22 @@ import (
 )
 
 // Operations are the statement kinds allowed_operations and blocked_operations name. DDL stands for
-// CREATE, ALTER, DROP, TRUNCATE and RENAME; DCL for GRANT and REVOKE.
-var Operations = []string{"SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE", "CREATE", "ALTER", "DROP", "TRUNCATE",
+// CREATE, ALTER, DROP, TRUNCATE and RENAME; DCL for GRANT and REVOKE. CREATE_OR_REPLACE is the CREATE
+// OR REPLACE form alone (a view, function, procedure, trigger or rule that replaces an existing one): a
+// CREATE statement, which blocked_operations can name without blocking every CREATE.
+var Operations = []string{"SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE", "CREATE", "CREATE_OR_REPLACE", "ALTER", "DROP", "TRUNCATE",
 	"RENAME", "GRANT", "REVOKE", "SET", "USE", "SHOW", "EXPLAIN", "CALL", "LOAD", "COPY", "TRANSACTION", "LOCK", "ANALYZE",
 	"PREPARE", "EXECUTE", "OTHER", "DDL", "DCL"}
+
+// opCreateOrReplace names the CREATE OR REPLACE statements in blocked_operations.
+const opCreateOrReplace = "CREATE_OR_REPLACE"
+
+// The dialects: which grammar reads the query.
+const (
+	dialectMySQL    = "mysql"
+	dialectPostgres = "postgres"
+	dialectAuto     = "auto"
+)
 
 var (
 	ddlOps = []string{"CREATE", "ALTER", "DROP", "TRUNCATE", "RENAME"}
@@ -38,11 +50,11 @@ func configSchema() json.RawMessage {
 		"properties": map[string]any{
 			"query_field":            with(map[string]any{"type": "string", "minLength": 1, "maxLength": 256}, "Dotted path, inside the selected value, to the SQL text (for instance input.query with the selector path \"*\"). Default: the selected value is the SQL text."),
 			"context_field":          with(map[string]any{"type": "string", "minLength": 1, "maxLength": 256, "default": "context"}, "Dotted path, inside the selected value, to the object required_column_values reads (default context, with the selector path \"*\")."),
-			"dialect":                with(map[string]any{"type": "string", "enum": []any{"mysql", "postgres"}, "default": "mysql"}, "SQL dialect: mysql (Vitess' MySQL 8 grammar) or postgres (PostgreSQL 17's own grammar, libpg_query; needs a build with cgo)."),
+			"dialect":                with(map[string]any{"type": "string", "enum": []any{"mysql", "postgres", "auto"}, "default": "mysql"}, "SQL dialect: mysql (Vitess' MySQL 8 grammar), postgres (PostgreSQL 17's own grammar, libpg_query; needs a build with cgo) or auto (when the database is not known: MySQL's grammar, then PostgreSQL's when the build has cgo, then MySQL's with the lenient rewrites of SQLite, SQL Server and PostgreSQL forms; the query is judged by the first that parses it, and by both MySQL's and PostgreSQL's when they split or comment it differently)."),
 			"on_parse_error":         with(map[string]any{"type": "string", "enum": []any{"match", "error"}, "default": "match"}, "What text that does not parse as SQL means: match (a violation) or error (the control's on_error decides)."),
 			"allow_multi_statements": with(map[string]any{"type": "boolean", "default": true}, "Whether several statements separated by ; are allowed."),
 			"max_statements":         with(posInt, "Most statements allowed in one query."),
-			"allowed_operations":     with(ops, "Statement kinds allowed (SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, TRUNCATE, RENAME, GRANT, REVOKE, SET, USE, SHOW, EXPLAIN, CALL, LOAD, COPY, TRANSACTION, LOCK, ANALYZE, PREPARE, EXECUTE, OTHER; DDL and DCL stand for their groups); any other kind is a violation."),
+			"allowed_operations":     with(ops, "Statement kinds allowed (SELECT, INSERT, UPDATE, DELETE, CREATE, CREATE_OR_REPLACE, ALTER, DROP, TRUNCATE, RENAME, GRANT, REVOKE, SET, USE, SHOW, EXPLAIN, CALL, LOAD, COPY, TRANSACTION, LOCK, ANALYZE, PREPARE, EXECUTE, OTHER; DDL and DCL stand for their groups); any other kind is a violation."),
 			"blocked_operations":     with(ops, "Statement kinds that are a violation (same names as allowed_operations)."),
 			"block_ddl":              with(map[string]any{"type": "boolean", "default": false}, "Block CREATE, ALTER, DROP, TRUNCATE and RENAME."),
 			"block_dcl":              with(map[string]any{"type": "boolean", "default": false}, "Block GRANT and REVOKE."),
@@ -94,7 +106,7 @@ type settings struct {
 	maxLimit, maxWindow       int64
 	maxDepth, maxJoins, maxUn int // -1: no limit
 	caseSensitive             bool
-	postgres                  bool // dialect "postgres"
+	dialect                   string // dialectMySQL, dialectPostgres or dialectAuto
 }
 
 func (s *settings) fold(name string) string {
@@ -107,7 +119,7 @@ func (s *settings) fold(name string) string {
 // parseConfig reads a config that passed the schema, checking what the schema cannot express.
 func parseConfig(config map[string]any) (*settings, error) {
 	s := &settings{parseErrorIsMatch: true, allowMulti: true, contextField: []string{"context"},
-		maxDepth: -1, maxJoins: -1, maxUn: -1}
+		maxDepth: -1, maxJoins: -1, maxUn: -1, dialect: dialectMySQL}
 	if b, ok := config["case_sensitive"].(bool); ok {
 		s.caseSensitive = b
 	}
@@ -179,8 +191,11 @@ func parseConfig(config map[string]any) (*settings, error) {
 			bad("context_field", "invalid_path", "must be names separated by dots")
 		}
 	}
-	if v, _ := config["dialect"].(string); v == "postgres" {
-		s.postgres = true
+	switch v, _ := config["dialect"].(string); v {
+	case dialectAuto:
+		s.dialect = dialectAuto // without cgo: MySQL's grammar, then the lenient rewrites (autoparse.go)
+	case dialectPostgres:
+		s.dialect = dialectPostgres
 		if !postgresAvailable {
 			bad("dialect", "unavailable", "postgres needs a guard built with cgo (the PostgreSQL parser is libpg_query, C code)")
 		}

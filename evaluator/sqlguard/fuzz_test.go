@@ -35,3 +35,31 @@ func FuzzConfig(f *testing.F) {
 			"required_column_values": map[string]any{col: col}, "query_field": path, "max_limit": n})
 	})
 }
+
+// FuzzAutoSeesWhatMySQLSees: whatever the mysql dialect blocks as a DROP (a parsed DROP, not a parse
+// failure, which auto may read with PostgreSQL's grammar), dialect auto blocks too (a match for any reason): trying PostgreSQL's grammar first for text MySQL's refuses never hides a
+// statement MySQL's reading finds.
+func FuzzAutoSeesWhatMySQLSees(f *testing.F) {
+	for _, s := range []string{"SELECT 1::int /* /* */ ; DROP TABLE [t]; /* */", `SELECT 'a\'; DROP TABLE t; -- '`,
+		"SELECT 1 # 2; DROP TABLE t", "SELECT $$; DROP TABLE t; $$", "select a from t except select b from u; drop table t",
+		"CREATE TABLE t (a int) DROP TABLE u", "SELECT 1; /*! DROP TABLE t */"} {
+		f.Add(s)
+	}
+	cfg := func(dialect string) map[string]any {
+		return map[string]any{"dialect": dialect, "blocked_operations": []any{"DROP"}}
+	}
+	mysql, auto := build(f, cfg("mysql")), build(f, cfg("auto"))
+	f.Fuzz(func(t *testing.T, q string) {
+		m, err := mysql.Evaluate(context.Background(), &evaluator.Data{Value: q, Text: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := auto.Evaluate(context.Background(), &evaluator.Data{Value: q, Text: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Matched && m.Metadata["parse_error"] == nil && !a.Matched {
+			t.Fatalf("mysql matched (%s %v), auto did not (%v)", m.Message, m.Metadata, a.Metadata)
+		}
+	})
+}

@@ -16,10 +16,13 @@ import (
 //     operation does not change what the rules look at (the operation, the tables, the statements);
 //   - a keyword used as a table, column or alias name (a table named show, a column named key), as SQLite
 //     and PostgreSQL allow for non-reserved words, is quoted with backticks when the parser stops on it in a
-//     name position (after SELECT, FROM, JOIN, AS, BY, WHERE, AND, OR, ON, SET, a comma or a dot). Statement and clause keywords are never quoted,
+//     name position (after SELECT, FROM, JOIN, AS, BY, WHERE, AND, OR, ON, SET, a comma, a dot or "("). Statement and clause keywords are never quoted,
 //     so a second statement or a clause an attacker smuggles in cannot be turned into a name;
 //   - the forms of PostgreSQL, SQLite and SQL Server in lenient_forms.go (::casts, ILIKE, RETURNING,
 //     ON CONFLICT, DISTINCT ON, FETCH FIRST, $1 parameters, [bracketed] names, TOP n), rewritten once;
+//   - SQL Server's table hints WITH (NOLOCK), CONVERT(type, ...), CROSS/OUTER APPLY and OUTPUT INSERTED.x,
+//     Python's %s placeholders, and the whole statements PRAGMA (SQLite, a SET) and EXEC (SQL Server, a
+//     CALL) in lenient_forms.go;
 //   - the dialect forms of lenient_dialect.go (a derived table without an alias, CAST to INTEGER or TEXT,
 //     IS [NOT] DISTINCT FROM, NULLS FIRST/LAST, FULL [OUTER] JOIN), each rewritten to the MySQL form that
 //     keeps the tables, columns and statements the rules look at.
@@ -33,13 +36,18 @@ const maxLenientRetries = 8
 // parseLenient retries a query that failed to parse (see above); it returns the parser's error when the
 // rewritten query does not parse either.
 func (e *Evaluator) parseLenient(piece string, first error) (sqlparser.Statement, error) {
+	if q, ok := rewriteStatementForm(piece); ok {
+		if st, perr := e.parseWhole(q); perr == nil {
+			return st, nil
+		}
+	}
 	q, changed := rewriteSetOps(piece)
 	if q2, ok := rewriteForms(q); ok {
 		q, changed = q2, true
 	}
 	err := first
 	if changed {
-		st, perr := e.parser.Parse(q)
+		st, perr := e.parseWhole(q)
 		if perr == nil {
 			return st, nil
 		}
@@ -54,7 +62,7 @@ func (e *Evaluator) parseLenient(piece string, first error) (sqlparser.Statement
 			return nil, err
 		}
 		q = next
-		st, perr := e.parser.Parse(q)
+		st, perr := e.parseWhole(q)
 		if perr == nil {
 			return st, nil
 		}
@@ -183,10 +191,11 @@ func quoteNameKeyword(q string, err error) (string, bool) {
 	if start < 0 {
 		return "", false
 	}
-	// What comes before it, past spaces: a comma or a dot, or the word FROM, JOIN or AS.
+	// What comes before it, past spaces: a comma, a dot or "(" (a column list, an argument), or a word
+	// of nameBefore (FROM, JOIN, AS...).
 	between := strings.TrimSpace(q[prevEnd:start])
 	switch {
-	case between == "," || between == ".":
+	case between == "," || between == "." || between == "(":
 	case between == "" && nameBefore[strings.ToLower(prevWord)]:
 	case strings.HasSuffix(between, ",") && strings.Count(between, "(") == 0:
 	default:

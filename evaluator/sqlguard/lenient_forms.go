@@ -58,6 +58,13 @@ func rewriteForms(q string) (string, bool) {
 			emit(i, j, "?")
 			i = j
 			continue
+		case c == '%' && i+1 < len(q) && (q[i+1] == 's' || q[i+1] == '('):
+			// A Python DB-API placeholder, %s or %(name)s, is a parameter as ? is.
+			if m := pyParam.FindStringIndex(q[i:]); m != nil && m[0] == 0 && (i+m[1] == len(q) || !isCodeWordByte(q[i+m[1]])) {
+				emit(i, i+m[1], "?")
+				i += m[1]
+				continue
+			}
 		case c == '[' && (i == 0 || !isCodeWordByte(q[i-1])):
 			if m := bracketName.FindStringSubmatchIndex(q[i:]); m != nil && m[0] == 0 {
 				emit(i, i+m[1], "`"+q[i+m[2]:i+m[3]]+"`")
@@ -118,6 +125,7 @@ func statementEnd(q string, i int) int {
 var (
 	castSuffix  = regexp.MustCompile(`^::\s*[A-Za-z_][A-Za-z0-9_]*(?:\s+(?:precision|varying|without\s+time\s+zone|with\s+time\s+zone))?(?:\s*\(\s*\d+(?:\s*,\s*\d+)?\s*\))?(?:\[\])?`)
 	bracketName = regexp.MustCompile(`^\[([A-Za-z_][A-Za-z0-9_ $#@]*)\]`)
+	pyParam     = regexp.MustCompile(`^%(?:s|\([A-Za-z_][A-Za-z0-9_]*\)s)`)
 )
 
 // wordForms are the rewrites that start at a bare word (matched on the lowercased text at the word).
@@ -136,4 +144,70 @@ var wordForms = []struct {
 	{regexp.MustCompile(`^insert\s+or\s+ignore\b`), "insert ignore", false},
 	{regexp.MustCompile(`^interval\s+'\s*\d+\s+(?:second|minute|hour|day|week|month|year)s?\s*'`), "interval 1 day", false},
 	{regexp.MustCompile(`^top\s+\(?\d+\)?\s`), "", false},
+	// SQLite's AUTOINCREMENT and SQL Server's IDENTITY(seed, step) are MySQL's AUTO_INCREMENT; SQLite's
+	// table options WITHOUT ROWID and STRICT after a CREATE TABLE's columns are dropped.
+	{regexp.MustCompile(`^autoincrement\b`), "auto_increment", false},
+	{regexp.MustCompile(`^identity\s*(?:\(\s*\d+\s*,\s*\d+\s*\))?`), "", false},
+	{regexp.MustCompile(`^without\s+rowid\b`), "", false},
+	{regexp.MustCompile(`^strict\s*;?\s*$`), "", false},
+	// SQL Server's national character types and (MAX) lengths.
+	{regexp.MustCompile(`^n?(varchar|varbinary)\s*\(\s*max\s*\)`), "$1(4000)", false},
+	{regexp.MustCompile(`^nvarchar\b`), "varchar", false},
+	{regexp.MustCompile(`^nchar\b`), "char", false},
+	{regexp.MustCompile(`^ntext\b`), "text", false},
+	// SQL Server: table hints, CONVERT(type, expr[, style]) (a call of the same arguments less the type),
+	// CROSS or OUTER APPLY (a lateral join) and INSERT's OUTPUT INSERTED.x list.
+	{regexp.MustCompile(`^with\s*\(\s*(?:nolock|readuncommitted|readcommitted|updlock|rowlock|holdlock|readpast|tablock|paglock|nowait)(?:\s*,\s*(?:nolock|readuncommitted|readcommitted|updlock|rowlock|holdlock|readpast|tablock|paglock|nowait))*\s*\)`), "", false},
+	{regexp.MustCompile(`^convert\s*\(\s*(?:n?varchar|n?char|int|bigint|date|datetime2?|time|decimal|numeric|float|money|bit|uniqueidentifier)(?:\s*\(\s*(?:\d+|max)(?:\s*,\s*\d+)?\s*\))?\s*,`), "convert_tsql(", false},
+	{regexp.MustCompile(`^(?:cross|outer)\s+apply\b`), "join lateral", false},
+	{regexp.MustCompile(`^output\s+(?:inserted|deleted)\.[a-z_*][a-z0-9_]*(?:\s*,\s*(?:inserted|deleted)\.[a-z_*][a-z0-9_]*)*`), "", false},
+}
+
+// statementForms are whole statements of SQLite and SQL Server rewritten to the MySQL statement of the
+// same kind: PRAGMA name [= value | (value)] sets or reads a setting (SET), DECLARE @v type [= literal]
+// sets a variable (SET), EXEC[UTE] procedure with
+// literal or @variable arguments calls a procedure (CALL; not a system procedure, sp_ or xp_). The whole
+// piece must match.
+var statementForms = []struct {
+	re   *regexp.Regexp
+	with func(m []string) string
+}{
+	{regexp.MustCompile(`(?i)^\s*pragma\s+([a-z_][a-z0-9_.]*)\s*(?:=\s*([a-z0-9_'"-]+)|\(\s*([a-z0-9_'"-]+)\s*\))?\s*;?\s*$`),
+		func(m []string) string {
+			v := m[2] + m[3]
+			if v == "" {
+				v = "default"
+			}
+			return "set " + m[1] + " = " + v
+		}},
+	{regexp.MustCompile(`(?i)^\s*exec(?:ute)?\s+([a-z_][a-z0-9_.]*)(?:\s+(?:@[a-z0-9_]+\s*=\s*)?(?:n?'[^']*'|-?\d+(?:\.\d+)?|@[a-z0-9_]+)(?:\s*,\s*(?:@[a-z0-9_]+\s*=\s*)?(?:n?'[^']*'|-?\d+(?:\.\d+)?|@[a-z0-9_]+))*)?\s*;?\s*$`),
+		func(m []string) string {
+			// System procedures (sp_executesql runs any SQL, xp_cmdshell a shell command) are never read
+			// as an ordinary call: they stay unparsed, so blocked.
+			name := strings.ToLower(m[1][strings.LastIndexByte(m[1], '.')+1:])
+			if strings.HasPrefix(name, "sp_") || strings.HasPrefix(name, "xp_") {
+				return ""
+			}
+			return "call " + m[1] + "()"
+		}},
+	{regexp.MustCompile(`(?i)^\s*declare\s+(@[a-z_][a-z0-9_]*)\s+[a-z_][a-z0-9_]*(?:\s*\(\s*(?:\d+|max)(?:\s*,\s*\d+)?\s*\))?(?:\s*=\s*(n?'[^']*'|-?\d+(?:\.\d+)?))?\s*;?\s*$`),
+		func(m []string) string {
+			v := m[2]
+			if v == "" {
+				v = "null"
+			}
+			return "set " + m[1] + " = " + strings.TrimPrefix(strings.TrimPrefix(v, "N"), "n")
+		}},
+}
+
+// rewriteStatementForm rewrites a whole PRAGMA or EXEC statement (see statementForms); ok is false for
+// any other text.
+func rewriteStatementForm(q string) (string, bool) {
+	for _, f := range statementForms {
+		if m := f.re.FindStringSubmatch(q); m != nil {
+			out := f.with(m)
+			return out, out != ""
+		}
+	}
+	return q, false
 }

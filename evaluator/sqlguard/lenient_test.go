@@ -56,6 +56,25 @@ func TestLenientParse(t *testing.T) {
 		{"sql server names and top", "select top 10 [Order], [Customer Name] from [dbo].[Orders] where [Status] = 'open'", "", []string{"SELECT"}},
 		{"forms inside strings are left alone", "select '::text ilike' from t where a = '$1'", "", []string{"SELECT"}},
 		{"injection with a cast still fails", "1' or 1=1::int --", "parse", nil},
+		{"keywords as names in a column list", "INSERT OR REPLACE INTO settings (key, value, updated_at) VALUES ('theme', 'dark', datetime('now'))", "", []string{"REPLACE"}},
+		{"a statement keyword after ( is never a name", "select count(drop) from t", "parse", nil},
+		// SQLite and SQL Server statements and forms, and Python's placeholders.
+		{"sqlite pragma setting", "PRAGMA foreign_keys = ON;", "", []string{"SET"}},
+		{"sqlite pragma read", "PRAGMA table_info(users)", "", []string{"SET"}},
+		{"pragma hides no second statement", "PRAGMA foreign_keys = ON; DROP TABLE users", "operation_blocked", nil},
+		{"exec of a procedure", "EXEC dbo.GetOrdersByCustomer @CustomerId = 42, @Status = N'open';", "", []string{"CALL"}},
+		{"exec of a system procedure stays unparsed", "EXEC xp_cmdshell 'whoami'", "parse", nil},
+		{"exec sp_executesql stays unparsed", "EXEC sp_executesql N'DROP TABLE users'", "parse", nil},
+		{"exec with a statement after it", "EXEC dbo.p @a = 1 DROP TABLE users", "parse", nil},
+		{"sql server declare", "DECLARE @start DATE = '2024-01-01'", "", []string{"SET"}},
+		{"sql server declare hides no statement", "DECLARE @n INT = 5 DROP TABLE users", "parse", nil},
+		{"sql server convert", "SELECT CONVERT(VARCHAR(10), OrderDate, 120) FROM Orders", "", []string{"SELECT"}},
+		{"sql server table hint", "SELECT TOP 5 * FROM dbo.Customers WITH (NOLOCK) WHERE Country = N'France'", "", []string{"SELECT"}},
+		{"sql server cross apply", "SELECT a.* FROM a CROSS APPLY (SELECT TOP 1 * FROM b WHERE b.a_id = a.id ORDER BY b.ts DESC) x", "", []string{"SELECT"}},
+		{"sql server output", "INSERT INTO Logs (Msg) OUTPUT INSERTED.Id VALUES (N'hello')", "", []string{"INSERT"}},
+		{"python placeholders", "UPDATE users SET name = %s WHERE id = %(user_id)s", "", []string{"UPDATE"}},
+		{"a placeholder is a value, never a clause", "DELETE FROM users %s", "parse", nil},
+		{"a percent in a string is left alone", "SELECT * FROM t WHERE a LIKE '%s' OR b = %s", "", []string{"SELECT"}},
 	}
 	e := build(t, cfg)
 	for _, c := range cases {

@@ -189,6 +189,8 @@ func (w *pgWalk) message(typ string, n int32, level int) {
 // analyzePG gathers the facts of one PostgreSQL statement: its operation op, node type typ, fields n.
 func analyzePG(d *pgDoc, op, typ string, n int32) *facts {
 	f := &facts{op: op}
+	// CREATE OR REPLACE (a view, function, procedure, trigger or rule): "replace" is true, left out when false.
+	f.replaces = op == "CREATE" && d.text(d.member(n, "replace")) == "true"
 	w := pgWalk{d: d, f: f}
 	w.message(typ, n, 0)
 	f.tables = withoutCTEs(f.tables, w.cteNames)

@@ -19,3 +19,13 @@ func TestPostgresNeedsCgo(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestAutoWithoutCgo: without cgo dialect auto is accepted and reads MySQL's grammar, then the lenient
+// rewrites; PostgreSQL's own syntax that neither reads is a parse failure (fail-closed).
+func TestAutoWithoutCgo(t *testing.T) {
+	runRuleCases(t, []ruleCase{
+		{"mysql", map[string]any{"blocked_operations": []any{"DROP"}}, "DROP TABLE users", "operation_blocked"},
+		{"lenient cast", nil, "SELECT id::text FROM t", ""},
+		{"postgres array", nil, "SELECT id FROM t WHERE tag = ANY(ARRAY['a', 'b'])", "parse"},
+	}, auto)
+}

@@ -9,10 +9,11 @@
 //
 //	import _ "github.com/guardrail-control/guard/evaluator/sqlguard"
 //
-// Two dialects: "mysql" (the default) with Vitess' MySQL parser (vitess.io/vitess/go/vt/sqlparser, pure
-// Go), and "postgres" with PostgreSQL's own grammar through pg_query_go (libpg_query, C: only in a build
-// with cgo; without cgo the dialect is refused at config time). Each parser's tree is reduced to the
-// same facts (analyze.go, postgres.go), which the rules check.
+// Three dialects: "mysql" (the default) with Vitess' MySQL parser (vitess.io/vitess/go/vt/sqlparser, pure
+// Go), "postgres" with PostgreSQL's own grammar through pg_query_go (libpg_query, C: only in a build
+// with cgo; without cgo the dialect is refused at config time), and "auto" for SQL whose database is not
+// known: MySQL's grammar, then PostgreSQL's, then MySQL's with the lenient rewrites (autoparse.go). Each
+// parser's tree is reduced to the same facts (analyze.go, postgres.go), which the rules check.
 package sqlguard
 
 import (
@@ -43,7 +44,7 @@ func init() { evaluator.Register(Factory()) }
 func Factory() evaluator.Factory {
 	return evaluator.Factory{
 		Name: Name,
-		Description: "Parses SQL (MySQL or PostgreSQL dialect) and matches on statement kinds, multiple statements, tables and schemas, " +
+		Description: "Parses SQL (MySQL or PostgreSQL dialect, or auto: the first of them that reads it) and matches on statement kinds, multiple statements, tables and schemas, " +
 			"tenant filters from the step context, UPDATE/DELETE without WHERE, LIMIT, joins, unions and subquery depth.",
 		Version:      Version,
 		ConfigSchema: configSchema(),
@@ -97,7 +98,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 	if why := unseenText(query); why != "" {
 		return e.parseFailure(why, -1)
 	}
-	ops, fs, err := e.parseFacts(query)
+	ops, fs, count, err := e.parseFacts(query)
 	if err != nil {
 		return e.parseFailure("the query does not parse as SQL", -1)
 	}
@@ -105,18 +106,18 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		return evaluator.Result{}, err
 	}
 	var vs []violation
-	if len(ops) > 1 && !e.s.allowMulti {
-		vs = append(vs, violation{"multi_statements", fmt.Sprintf("%d statements", len(ops))})
+	if count > 1 && !e.s.allowMulti {
+		vs = append(vs, violation{"multi_statements", fmt.Sprintf("%d statements", count)})
 	}
-	if e.s.maxStatements > 0 && len(ops) > e.s.maxStatements {
-		vs = append(vs, violation{"max_statements", fmt.Sprintf("%d statements", len(ops))})
+	if e.s.maxStatements > 0 && count > e.s.maxStatements {
+		vs = append(vs, violation{"max_statements", fmt.Sprintf("%d statements", count)})
 	}
 	var ctxObj map[string]any
 	if len(e.s.requiredValues) > 0 {
 		ctxObj, _ = lookup(d.Value, e.s.contextField).(map[string]any)
 	}
 	for i, f := range fs {
-		vs = e.checkOperation(ops[i], vs)
+		vs = e.checkOperation(ops[i], f != nil && f.replaces, vs)
 		if f == nil {
 			continue // MySQL GRANT/REVOKE: recognised by keyword only
 		}
@@ -136,7 +137,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		Matched:    true,
 		Confidence: 1,
 		Message:    "SQL breaks rules: " + strings.Join(codes, ", "),
-		Metadata:   map[string]any{"violations": listed, "operations": evaluator.AnyList(dedupe(ops)), "statement_count": len(ops)},
+		Metadata:   map[string]any{"violations": listed, "operations": evaluator.AnyList(dedupe(ops)), "statement_count": count},
 	}, nil
 }
 
@@ -163,12 +164,24 @@ func lookup(v any, path []string) any {
 }
 
 // parseFacts parses the query in the configured dialect and returns each statement's operation and
-// facts (nil facts for a MySQL GRANT or REVOKE, known by keyword only).
-func (e *Evaluator) parseFacts(query string) ([]string, []*facts, error) {
-	if e.s.postgres {
-		return parsePostgres(query)
+// facts (nil facts for a MySQL GRANT or REVOKE, known by keyword only), and how many statements the
+// query holds (in dialect auto, where two grammars may each see the text, the larger count).
+func (e *Evaluator) parseFacts(query string) ([]string, []*facts, int, error) {
+	switch e.s.dialect {
+	case dialectPostgres:
+		ops, fs, err := parsePostgres(query)
+		return ops, fs, len(ops), err
+	case dialectAuto:
+		return e.parseAuto(query)
 	}
-	stmts, ops, _, err := e.parse(query)
+	ops, fs, err := e.mysqlFacts(query, true)
+	return ops, fs, len(ops), err
+}
+
+// mysqlFacts parses the query with the MySQL grammar (retrying the lenient rewrites of lenient.go when
+// lenient) and gathers each statement's facts.
+func (e *Evaluator) mysqlFacts(query string, lenient bool) ([]string, []*facts, error) {
+	stmts, ops, _, err := e.parse(query, lenient)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -181,10 +194,11 @@ func (e *Evaluator) parseFacts(query string) ([]string, []*facts, error) {
 	return ops, fs, nil
 }
 
-// parse splits the query into statements and parses each. GRANT and REVOKE, which the grammar does not
+// parse splits the query into statements and parses each, retrying a statement that does not parse
+// with the lenient rewrites (lenient.go) when lenient. GRANT and REVOKE, which the grammar does not
 // know, come back as a nil statement with their operation. pos is the byte offset of a syntax error
 // when known, else -1. The parser is run under recover: a panic in it is a parse error, never a crash.
-func (e *Evaluator) parse(query string) (stmts []sqlparser.Statement, ops []string, pos int, err error) {
+func (e *Evaluator) parse(query string, lenient bool) (stmts []sqlparser.Statement, ops []string, pos int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			stmts, ops, pos, err = nil, nil, -1, ErrParse
@@ -205,8 +219,8 @@ func (e *Evaluator) parse(query string) (stmts []sqlparser.Statement, ops []stri
 			stmts, ops = append(stmts, nil), append(ops, kw)
 			continue
 		}
-		st, perr := e.parser.Parse(piece)
-		if perr != nil && !errors.Is(perr, sqlparser.ErrEmpty) {
+		st, perr := e.parseWhole(piece)
+		if perr != nil && lenient && !errors.Is(perr, sqlparser.ErrEmpty) {
 			st, perr = e.parseLenient(piece, perr) // lenient.go: INTERSECT/EXCEPT, keywords as names
 		}
 		if perr != nil {
@@ -218,7 +232,7 @@ func (e *Evaluator) parse(query string) (stmts []sqlparser.Statement, ops []stri
 		if _, comment := st.(*sqlparser.CommentOnly); comment {
 			continue
 		}
-		stmts, ops = append(stmts, st), append(ops, operation(st))
+		stmts, ops = append(stmts, st), append(ops, pieceOperation(st, piece))
 	}
 	if len(stmts) == 0 {
 		return nil, nil, -1, ErrParse
@@ -235,12 +249,17 @@ func (e *Evaluator) parseFailure(msg string, _ int) (evaluator.Result, error) {
 		Metadata: map[string]any{"parse_error": true}}, nil
 }
 
-func (e *Evaluator) checkOperation(op string, vs []violation) []violation {
+// checkOperation applies the operation lists to a statement of kind op; replaces is true for a CREATE
+// OR REPLACE, which blocked_operations CREATE_OR_REPLACE names on its own (CREATE names it too).
+func (e *Evaluator) checkOperation(op string, replaces bool, vs []violation) []violation {
 	if len(e.s.allowedOps) > 0 && !e.s.allowedOps[op] {
 		vs = append(vs, violation{"operation_not_allowed", op})
 	}
-	if e.s.blockedOps[op] {
+	switch {
+	case e.s.blockedOps[op]:
 		vs = append(vs, violation{"operation_blocked", op})
+	case replaces && e.s.blockedOps[opCreateOrReplace]:
+		vs = append(vs, violation{"operation_blocked", opCreateOrReplace})
 	}
 	return vs
 }
@@ -425,4 +444,29 @@ func dedupe(list []string) []string {
 		}
 	}
 	return out
+}
+
+// errPartialDDL: Vitess accepts a DDL statement it could parse only in part (it stops at the first thing
+// its grammar lacks and ignores the rest). The rest is text no verdict covered, and in a dialect whose
+// statements need no ";" (SQL Server) it can be further statements ("CREATE TABLE t (a int) BULK INSERT
+// t FROM 'c:\x'"), so a partial parse is a parse failure; the lenient rewrites may still read it whole.
+var errPartialDDL = errors.New("sql: DDL parsed only in part")
+
+// parseWhole parses one statement with Vitess' grammar, refusing a DDL statement parsed only in part.
+func (e *Evaluator) parseWhole(piece string) (sqlparser.Statement, error) {
+	st, err := e.parser.Parse(piece)
+	if err != nil {
+		return nil, err
+	}
+	switch d := st.(type) {
+	case sqlparser.DDLStatement:
+		if !d.IsFullyParsed() {
+			return nil, errPartialDDL
+		}
+	case sqlparser.DBDDLStatement:
+		if !d.IsFullyParsed() {
+			return nil, errPartialDDL
+		}
+	}
+	return st, nil
 }
