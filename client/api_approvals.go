@@ -77,14 +77,5 @@ func (c *HTTPClient) GetApproval(ctx context.Context, id string, wait time.Durat
 // DecideApproval approves (approve true) or rejects an approval request, with an optional comment
 // (POST /approvals/{id}; an admin key). An approval answers the grant.
 func (c *HTTPClient) DecideApproval(ctx context.Context, id string, approve bool, comment string) (Approval, error) {
-	body := map[string]any{"decision": "reject"}
-	if approve {
-		body["decision"] = "approve"
-	}
-	if comment != "" {
-		body["comment"] = comment
-	}
-	var out Approval
-	_, err := c.do(ctx, call{method: http.MethodPost, path: "/approvals/" + url.PathEscape(id), in: body, out: &out})
-	return out, err
+	return c.DecideApprovalVia(ctx, id, approve, comment, "")
 }
