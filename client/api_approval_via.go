@@ -8,7 +8,8 @@ import (
 
 // DecideApprovalVia is DecideApproval that also says how the decision was made (via: "api", or
 // guard.DecidedViaMCPElicitation when the user of an MCP client answered the guard MCP gateway); the server
-// records it as the request's decided_via ("" sends none, as DecideApproval does). It needs an admin key or a key with the approve permission.
+// records it as the request's decided_via ("" sends none, as DecideApproval does). It needs an admin key or
+// a key with the approve permission.
 func (c *HTTPClient) DecideApprovalVia(ctx context.Context, id string, approve bool, comment, via string) (Approval, error) {
 	body := map[string]any{"decision": "reject"}
 	if via != "" {
