@@ -19,15 +19,18 @@ type prediction struct {
 	Score float64 `json:"score"`
 }
 
-type client struct{ s Settings }
+type client struct {
+	s   Settings
+	svc *extcall.Service // built once from s
+}
 
-// service is how the shared caller reaches the classifier.
-func (c *client) service() *extcall.Service {
+// callerFor is how the shared caller reaches the classifier.
+func callerFor(s Settings) *extcall.Service {
 	return &extcall.Service{
-		Evaluator: Name, What: "the classifier", URL: c.s.URL, APIKey: c.s.APIKey,
+		Evaluator: Name, What: "the classifier", URL: s.URL, APIKey: s.APIKey,
 		URLVar: EnvURL, KeyVar: EnvAPIKey, UserAgent: "guard-ext-prompt-injection/" + Version,
-		Client:    c.s.HTTPClient,
-		Retry:     retry.Policy{MaxRetries: c.s.MaxRetries, Base: c.s.Backoff, Cap: MaxBackoff},
+		Client:    s.HTTPClient,
+		Retry:     retry.Policy{MaxRetries: s.MaxRetries, Base: s.Backoff, Cap: MaxBackoff},
 		MaxAnswer: MaxResponseBytes,
 	}
 }
@@ -35,7 +38,7 @@ func (c *client) service() *extcall.Service {
 // classify posts the text and returns the predictions, retrying 429, 5xx and network errors with
 // jittered exponential backoff (or the service's Retry-After) while the deadline leaves time.
 func (c *client) classify(ctx context.Context, text string) ([]prediction, error) {
-	svc := c.service()
+	svc := c.svc
 	body, err := json.Marshal(map[string]string{"inputs": text})
 	if err != nil {
 		return nil, svc.Failure(0, "could not encode the request")

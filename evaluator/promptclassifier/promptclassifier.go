@@ -93,7 +93,7 @@ func build(s Settings, config map[string]any, opts evaluator.Options) (*Evaluato
 	if err := s.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	e := &Evaluator{threshold: DefaultThreshold, timeout: opts.Timeout, client: client{s: s}}
+	e := &Evaluator{threshold: DefaultThreshold, timeout: opts.Timeout, client: client{s: s, svc: callerFor(s)}}
 	var problems []evaluator.FieldError
 	bad := func(field, code, msg string) {
 		problems = append(problems, evaluator.FieldError{Field: field, Code: code, Message: msg})
@@ -162,7 +162,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 	score, label, top, topScore := 0.0, "", "", -1.0
 	for _, p := range preds {
 		if math.IsNaN(p.Score) || p.Score < 0 || p.Score > 1 {
-			return evaluator.Result{}, e.client.service().Failure(200, "the classifier answered a score outside 0..1")
+			return evaluator.Result{}, e.client.svc.Failure(200, "the classifier answered a score outside 0..1")
 		}
 		if p.Score > topScore {
 			top, topScore = p.Label, p.Score

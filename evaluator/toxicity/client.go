@@ -33,22 +33,23 @@ type moderationResult struct {
 
 // client sends moderation requests with retries. Its settings have their defaults filled in.
 type client struct {
-	s Settings
+	s   Settings
+	svc *extcall.Service // built once from s
 }
 
-// service is how the shared caller reaches the moderation service.
-func (c *client) service() *extcall.Service {
+// callerFor is how the shared caller reaches the moderation service.
+func callerFor(s Settings) *extcall.Service {
 	return &extcall.Service{
-		Evaluator: Name, What: "the moderation service", URL: c.s.URL, APIKey: c.s.APIKey,
+		Evaluator: Name, What: "the moderation service", URL: s.URL, APIKey: s.APIKey,
 		URLVar: EnvAPIURL, KeyVar: EnvAPIKey, UserAgent: "guard-ext-toxicity/" + Version,
-		Client: c.s.HTTPClient, Retry: c.retryPolicy(), MaxAnswer: MaxResponseBytes,
+		Client: s.HTTPClient, Retry: retryPolicy(s), MaxAnswer: MaxResponseBytes,
 	}
 }
 
 // moderate scores text, retrying 429, 5xx and network errors with jittered exponential backoff (or
 // the server's Retry-After) while the context's deadline leaves time for another attempt.
 func (c *client) moderate(ctx context.Context, text string) (*moderationResponse, error) {
-	svc := c.service()
+	svc := c.svc
 	body, err := json.Marshal(moderationRequest{Input: text, Model: c.s.Model})
 	if err != nil {
 		return nil, svc.Failure(0, "could not encode the request")
@@ -70,6 +71,6 @@ func (c *client) moderate(ctx context.Context, text string) (*moderationResponse
 }
 
 // retryPolicy is the retry loop's policy from the settings.
-func (c *client) retryPolicy() retry.Policy {
-	return retry.Policy{MaxRetries: c.s.MaxRetries, Base: c.s.Backoff, Cap: MaxBackoff}
+func retryPolicy(s Settings) retry.Policy {
+	return retry.Policy{MaxRetries: s.MaxRetries, Base: s.Backoff, Cap: MaxBackoff}
 }

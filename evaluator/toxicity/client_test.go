@@ -13,7 +13,7 @@ func TestBackoffGrowsWithJitterAndCap(t *testing.T) {
 	}{{1, 100 * time.Millisecond}, {2, 200 * time.Millisecond}, {3, 400 * time.Millisecond}, {20, MaxBackoff}}
 	for _, tt := range tests {
 		for range 50 {
-			if d := c.retryPolicy().Backoff(tt.attempt); d < tt.full/2 || d > tt.full {
+			if d := retryPolicy(c.s).Backoff(tt.attempt); d < tt.full/2 || d > tt.full {
 				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", tt.attempt, d, tt.full/2, tt.full)
 			}
 		}

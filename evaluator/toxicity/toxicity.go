@@ -106,7 +106,7 @@ func build(s Settings, config map[string]any, opts evaluator.Options) (*Evaluato
 	if err := s.Check(); err != nil {
 		return nil, fmt.Errorf("%s: the moderation URL is not an http(s) URL: check %s", Name, EnvAPIURL)
 	}
-	e := &Evaluator{categories: DefaultCategories, timeout: opts.Timeout, client: client{s: s}}
+	e := &Evaluator{categories: DefaultCategories, timeout: opts.Timeout, client: client{s: s, svc: callerFor(s)}}
 	var problems []evaluator.FieldError
 	bad := func(field, code, msg string) {
 		problems = append(problems, evaluator.FieldError{Field: field, Code: code, Message: msg})
@@ -226,10 +226,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		}
 	}
 	if !found {
-		return evaluator.Result{}, e.client.service().Failure(200, "the moderation response scores none of the categories "+strings.Join(e.categories, ", "))
+		return evaluator.Result{}, e.client.svc.Failure(200, "the moderation response scores none of the categories "+strings.Join(e.categories, ", "))
 	}
 	if math.IsNaN(score) || score < 0 || score > 1 {
-		return evaluator.Result{}, e.client.service().Failure(200, "the moderation response has a score outside 0..1")
+		return evaluator.Result{}, e.client.svc.Failure(200, "the moderation response has a score outside 0..1")
 	}
 	matched := compare(e.operator, score, e.target)
 	meta := map[string]any{
