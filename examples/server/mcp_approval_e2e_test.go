@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -87,7 +85,7 @@ func TestMCPApprovalEndToEnd(t *testing.T) {
 	}
 
 	t.Run("client without elicitation", func(t *testing.T) {
-		g := startGatewayClient(t, nil, nil, env, args...)
+		g := startGatewayClient(t, askingClient, nil, nil, env, args...)
 		const text = "delete repo delta"
 		before := len(upstreamCalls(t, count))
 		res := g.call("echo", map[string]any{"text": text})
@@ -124,7 +122,7 @@ func testMCPElicitApproval(t *testing.T, version string, env, args []string, cou
 		session = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
 	asker := &elicitAnswers{}
-	g := startGatewayClient(t, &mcp.ClientOptions{ElicitationHandler: asker.handle}, session, env, args...)
+	g := startGatewayClient(t, askingClient, &mcp.ClientOptions{ElicitationHandler: asker.handle}, session, env, args...)
 	{
 		for _, tc := range []struct {
 			answer, text string
@@ -217,27 +215,5 @@ func (e *elicitAnswers) count() int {
 	return len(e.questions)
 }
 
-// startGatewayClient is startGatewayEnv with the client's options (its handlers: elicitation); the client
-// is named guard-e2e-asking-client.
-func startGatewayClient(t *testing.T, opts *mcp.ClientOptions, session *mcp.ClientSessionOptions, env []string, args ...string) *gatewayProc {
-	t.Helper()
-	cmd := exec.Command(buildServer(t), append([]string{"mcp"}, args...)...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(append(os.Environ(), "GUARD_URL=", "GUARD_API_KEY=", "GUARD_OBSERVABILITY_ENABLED="), env...)
-	g := &gatewayProc{t: t, cmd: cmd, stderr: &syncBuffer{}, toolsDiff: make(chan struct{}, 16)}
-	cmd.Stderr = g.stderr
-	c := mcp.NewClient(&mcp.Implementation{Name: "guard-e2e-asking-client", Version: "1"}, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, session)
-	if err != nil {
-		t.Fatalf("connect to guard mcp: %v\n%s", err, g.stderr)
-	}
-	g.cs = cs
-	t.Cleanup(func() {
-		if !g.closed {
-			_ = g.close()
-		}
-	})
-	return g
-}
+// askingClient names the MCP client of the approval tests; the gateway quotes it in the decision's comment.
+const askingClient = "guard-e2e-asking-client"

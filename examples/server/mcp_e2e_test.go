@@ -75,20 +75,31 @@ func startGatewayEnv(t *testing.T, env []string, args ...string) *gatewayProc {
 // startGatewaySession is startGatewayEnv with the client's session options (its protocol version).
 func startGatewaySession(t *testing.T, session *mcp.ClientSessionOptions, env []string, args ...string) *gatewayProc {
 	t.Helper()
-	bin := buildServer(t)
-	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
+	return startGatewayClient(t, "e2e-client", nil, session, env, args...)
+}
+
+// startGatewayClient starts `guard mcp ARGS...` and connects a client named name with opts (nil: none) and
+// session options; tool-list changes are reported on the gatewayProc's toolsDiff unless opts handles them.
+func startGatewayClient(t *testing.T, name string, opts *mcp.ClientOptions, session *mcp.ClientSessionOptions, env []string, args ...string) *gatewayProc {
+	t.Helper()
+	cmd := exec.Command(buildServer(t), append([]string{"mcp"}, args...)...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(append(os.Environ(), "GUARD_URL=", "GUARD_API_KEY=", "GUARD_OBSERVABILITY_ENABLED="), env...)
 	g := &gatewayProc{t: t, cmd: cmd, stderr: &syncBuffer{}, toolsDiff: make(chan struct{}, 16)}
 	cmd.Stderr = g.stderr
-	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-client", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+	o := mcp.ClientOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.ToolListChangedHandler == nil {
+		o.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case g.toolsDiff <- struct{}{}:
 			default:
 			}
-		},
-	})
+		}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &o)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, session)
