@@ -446,6 +446,17 @@ func measure(c *http.Client, url, key string, conns int, d, warm time.Duration) 
 			lat[i] = local
 		}(i)
 	}
+	elapsed := measureWindow(warm, d, &recording, &stop, &wg)
+	r := result{errors: errs.Load(), elapsed: elapsed}
+	for _, l := range lat {
+		r.lat = append(r.lat, l...)
+	}
+	return r
+}
+
+// measureWindow lets the workers warm up for warm, records their latencies for d, then stops them and waits
+// for them to finish; it returns how long the recording window really lasted.
+func measureWindow(warm, d time.Duration, recording, stop *atomic.Bool, wg *sync.WaitGroup) time.Duration {
 	time.Sleep(warm)
 	recording.Store(true)
 	start := time.Now()
@@ -454,9 +465,5 @@ func measure(c *http.Client, url, key string, conns int, d, warm time.Duration) 
 	elapsed := time.Since(start)
 	stop.Store(true)
 	wg.Wait()
-	r := result{errors: errs.Load(), elapsed: elapsed}
-	for _, l := range lat {
-		r.lat = append(r.lat, l...)
-	}
-	return r
+	return elapsed
 }

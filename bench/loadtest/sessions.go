@@ -361,14 +361,7 @@ func measureSessions(c *http.Client, targets []string, sessions, conns int, d, w
 			lat[i] = local
 		}(i)
 	}
-	time.Sleep(warm)
-	recording.Store(true)
-	start := time.Now()
-	time.Sleep(d)
-	recording.Store(false)
-	elapsed := time.Since(start)
-	stop.Store(true)
-	wg.Wait()
+	elapsed := measureWindow(warm, d, &recording, &stop, &wg)
 	if e := firstErr.Load(); e != nil {
 		fmt.Fprintln(os.Stderr, "loadtest: first error:", e)
 	}
