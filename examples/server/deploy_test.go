@@ -233,151 +233,6 @@ func TestDeployDockerfileBuild(t *testing.T) {
 	}
 }
 
-// k8sObject is the part of a Kubernetes object the test reads.
-type k8sObject struct {
-	Kind     string `json:"kind"`
-	Metadata struct {
-		Name        string            `json:"name"`
-		Annotations map[string]string `json:"annotations"`
-	} `json:"metadata"`
-	StringData map[string]string `json:"stringData"`
-	Spec       struct {
-		Template struct {
-			Metadata struct {
-				Annotations map[string]string `json:"annotations"`
-			} `json:"metadata"`
-			Spec struct {
-				InitContainers []k8sContainer `json:"initContainers"`
-				Containers     []k8sContainer `json:"containers"`
-			} `json:"spec"`
-		} `json:"template"`
-		Ports []struct {
-			TargetPort any `json:"targetPort"`
-		} `json:"ports"`
-	} `json:"spec"`
-}
-
-type k8sContainer struct {
-	Name  string   `json:"name"`
-	Args  []string `json:"args"`
-	Ports []struct {
-		Name          string `json:"name"`
-		ContainerPort int    `json:"containerPort"`
-	} `json:"ports"`
-	Env []struct {
-		Name      string  `json:"name"`
-		Value     *string `json:"value"`
-		ValueFrom *struct {
-			SecretKeyRef *struct{ Name, Key string } `json:"secretKeyRef"`
-		} `json:"valueFrom"`
-	} `json:"env"`
-	LivenessProbe  *k8sProbe `json:"livenessProbe"`
-	ReadinessProbe *k8sProbe `json:"readinessProbe"`
-}
-
-type k8sProbe struct {
-	HTTPGet struct {
-		Path string `json:"path"`
-		Port any    `json:"port"`
-	} `json:"httpGet"`
-}
-
-func TestDeployKubernetes(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "kubernetes.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The Secret is in a file of its own: applying kubernetes.yaml again must never overwrite the real one.
-	sb, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "kubernetes-secret.example.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs := map[string]k8sObject{}
-	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(b), -1) {
-		var o k8sObject
-		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
-			t.Fatalf("kubernetes.yaml: %v", err)
-		}
-		objs[o.Kind] = o
-	}
-	if _, ok := objs["Secret"]; ok {
-		t.Fatal("kubernetes.yaml holds a Secret: `kubectl apply -f` would overwrite the one created with kubectl create secret")
-	}
-	var secret k8sObject
-	if err := yaml.Unmarshal(sb, &secret); err != nil || secret.Kind != "Secret" {
-		t.Fatalf("kubernetes-secret.example.yaml: %v (kind %q)", err, secret.Kind)
-	}
-	if !strings.Contains(string(b), "kubectl create secret generic "+secret.Metadata.Name) {
-		t.Errorf("kubernetes.yaml's header does not say how to create the Secret %s", secret.Metadata.Name)
-	}
-	dep, svc := objs["Deployment"], objs["Service"]
-	if dep.Kind == "" || svc.Kind == "" {
-		t.Fatalf("kubernetes.yaml needs a Deployment and a Service; has %v", objs)
-	}
-	if !strings.HasPrefix(secret.StringData["DATABASE_URL"], "postgres://") {
-		t.Errorf("the Secret's DATABASE_URL is not a PostgreSQL URL")
-	}
-	pod := dep.Spec.Template.Spec
-	if len(pod.Containers) != 1 {
-		t.Fatalf("%d containers, want 1", len(pod.Containers))
-	}
-	hs := probeServer(t)
-	for _, c := range append(append([]k8sContainer(nil), pod.InitContainers...), pod.Containers...) {
-		where := "container " + c.Name
-		checkCommand(t, where+" args", c.Args)
-		env := map[string]string{}
-		for _, e := range c.Env {
-			checkEnvName(t, where, e.Name)
-			switch {
-			case e.Value != nil:
-				env[e.Name] = *e.Value
-			case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
-				ref := e.ValueFrom.SecretKeyRef
-				v, ok := secret.StringData[ref.Key]
-				if ref.Name != secret.Metadata.Name || !ok {
-					t.Errorf("%s: %s refers to secret %s key %s, which the manifest does not define", where, e.Name, ref.Name, ref.Key)
-				}
-				env[e.Name] = v
-			default:
-				t.Errorf("%s: %s has no value", where, e.Name)
-			}
-		}
-		if _, err := LoadConfig(func(k string) string { return env[k] }); err != nil {
-			t.Errorf("%s: the environment does not load: %v", where, err)
-		}
-		if len(c.Ports) == 0 {
-			continue
-		}
-		port := c.Ports[0]
-		if strconv.Itoa(port.ContainerPort) != env["PORT"] || env["HOST"] != "0.0.0.0" || env["GUARD_API_KEY_ENABLED"] != "true" {
-			t.Errorf("%s: containerPort %d, PORT=%s, HOST=%s, GUARD_API_KEY_ENABLED=%s", where, port.ContainerPort, env["PORT"], env["HOST"], env["GUARD_API_KEY_ENABLED"])
-		}
-		for name, p := range map[string]*k8sProbe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
-			want := map[string]string{"liveness": "/health", "readiness": "/ready"}[name]
-			if p == nil || p.HTTPGet.Path != want {
-				t.Errorf("%s: %s probe %+v, want httpGet %s", where, name, p, want)
-				continue
-			}
-			if p.HTTPGet.Port != port.Name && p.HTTPGet.Port != float64(port.ContainerPort) {
-				t.Errorf("%s: %s probe port %v is not the container's port", where, name, p.HTTPGet.Port)
-			}
-			checkProbe(t, hs, where+" "+name, p.HTTPGet.Path)
-		}
-		ann := dep.Spec.Template.Metadata.Annotations
-		if ann["prometheus.io/port"] != env["PORT"] {
-			t.Errorf("prometheus.io/port %s, PORT %s", ann["prometheus.io/port"], env["PORT"])
-		}
-		checkProbe(t, hs, "prometheus.io/path", ann["prometheus.io/path"])
-		if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort != port.Name {
-			t.Errorf("the Service's targetPort is not the container's port %q", port.Name)
-		}
-	}
-	if len(pod.InitContainers) != 1 || strings.Join(pod.InitContainers[0].Args, " ") != "migrate" ||
-		strings.Join(pod.Containers[0].Args, " ") != "serve" {
-		t.Errorf("want an init container that migrates and a container that serves")
-	}
-}
-
 func TestDeploySystemd(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "guard.service"))
 	if err != nil {
@@ -407,6 +262,21 @@ func TestDeploySystemd(t *testing.T) {
 		t.Errorf("guard.service: %d guard commands, want ExecStartPre (migrate) and ExecStart (serve)", execs)
 	}
 	// The sandboxing, as systemd rates it, when systemd-analyze is there (the install steps' mkdir too).
+	// Documentation= must resolve once the header's steps ran: each file:// target is installed by one of them.
+	for _, m := range regexp.MustCompile(`(?m)^Documentation=(.*)$`).FindAllStringSubmatch(string(b), -1) {
+		for _, doc := range strings.Fields(m[1]) {
+			path, ok := strings.CutPrefix(doc, "file://")
+			if !ok {
+				continue
+			}
+			step := regexp.MustCompile(`(?m)^#\s+sudo install -D -m 0644 (\S+) ` + regexp.QuoteMeta(path) + `\b`).FindStringSubmatch(string(b))
+			if step == nil {
+				t.Errorf("guard.service: Documentation=%s, which no install step of its header installs", doc)
+			} else if _, err := os.Stat(filepath.Join(repoRoot, step[1])); err != nil {
+				t.Errorf("guard.service installs %s as its documentation: %v", step[1], err)
+			}
+		}
+	}
 	if !strings.Contains(string(b), "install -d -m 0755 /etc/guard") {
 		t.Error("guard.service's install steps do not create /etc/guard before installing guard.env into it")
 	}
