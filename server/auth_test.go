@@ -101,10 +101,17 @@ func TestAuthLevels(t *testing.T) {
 		"GET /api/v1/control-templates/{template_name}":                 levelRuntime,
 		"POST /api/v1/control-templates/{template_name}/render":         levelAdmin,
 		"POST /api/v1/approvals/{approval_id}":                          levelApprove,
+		"GET /api/v1/keys":                                              levelAdmin,
+		"POST /api/v1/keys":                                             levelAdmin,
+		"GET /api/v1/keys/{key_name}":                                   levelAdmin,
+		"POST /api/v1/keys/{key_name}/rotate":                           levelAdmin,
+		"DELETE /api/v1/keys/{key_name}":                                levelAdmin,
 	}
 	// A replay job's result holds captured step content (samples), and so do the captured steps read back:
 	// both are read with the admin key, the only GETs under /api/v1 that are not at the runtime level.
-	adminGets := map[string]bool{"GET /api/v1/controls/replay/jobs/{job_id}": true, "GET /api/v1/steps/captured": true}
+	// The API keys are read with the admin key too: their names, roles and reach are the deployment's map.
+	adminGets := map[string]bool{"GET /api/v1/controls/replay/jobs/{job_id}": true, "GET /api/v1/steps/captured": true,
+		"GET /api/v1/keys": true, "GET /api/v1/keys/{key_name}": true}
 	got := map[string]level{}
 	for _, rt := range ts.srv.routes() {
 		got[rt.pattern()] = rt.level

@@ -37,6 +37,9 @@ func crossSitePayloads(c1 int64) map[string]string {
 		"POST /api/v1/observability/events/query": `{"agent_name":"a1"}`,
 		"POST /api/v1/steps/captured":             `{"steps":[{"agent_name":"a1","stage":"pre","decision":"allow","step":{"type":"llm","name":"chat","input":"x"}}]}`,
 		"POST /api/v1/approvals/{approval_id}":    `{"decision":"approve","comment":"pwned"}`,
+		"POST /api/v1/keys":                       `{"name":"k1","role":"admin"}`,
+		"POST /api/v1/keys/{key_name}/rotate":     ``,
+		"DELETE /api/v1/keys/{key_name}":          ``,
 		"POST /api/v1/controls/replay": fmt.Sprintf(`{"agent_name":"a1","controls":[{"id":%d,"data":{"condition":{"selector":{"path":"input"},`+
 			`"evaluator":{"name":"regex","config":{"pattern":"pwned"}}},"action":{"decision":"deny"}}}]}`, c1),
 	}
@@ -49,7 +52,7 @@ func crossSiteTarget(rt route, c1, c2 int64, apv string) string {
 	if rt.method == "POST" && strings.HasSuffix(rt.path, "/controls/{control_id}") {
 		id = c2 // linking c1 again would change nothing
 	}
-	p := strings.NewReplacer("{agent_name}", "a1", "{control_id}", fmt.Sprint(id), "{version}", "1", "{template_name}", "us-ssn", "{approval_id}", apv).Replace(rt.path)
+	p := strings.NewReplacer("{agent_name}", "a1", "{control_id}", fmt.Sprint(id), "{version}", "1", "{template_name}", "us-ssn", "{approval_id}", apv, "{key_name}", "k1").Replace(rt.path)
 	if rt.method == "DELETE" && rt.path == apiPrefix+"/controls/{control_id}" {
 		p += "?force=true"
 	}
@@ -91,7 +94,8 @@ func TestCrossSiteWritesChangeNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := ts.do("POST", "/api/v1/observability/events/query", `{"agent_name":"a1"}`, own...)
-		return ts.dumpAs(own...) + fmt.Sprintf("events %d %s\n", r.Code, r.Body)
+		keys := ts.do("GET", "/api/v1/keys", nil, own...)
+		return ts.dumpAs(own...) + fmt.Sprintf("events %d %s\nkeys %d %s\n", r.Code, r.Body, keys.Code, keys.Body)
 	}
 	before := snapshot()
 

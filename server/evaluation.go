@@ -40,7 +40,7 @@ func (s *Server) evaluateTraced(w http.ResponseWriter, r *http.Request, sp trace
 		return
 	}
 	agent, stage, err := validateEvaluation(&req)
-	if err == nil && s.auth.scoped {
+	if err == nil && s.auth.enabled {
 		err = checkAgent(r.Context(), agent, "agent_name")
 	}
 	if err != nil {

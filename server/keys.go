@@ -9,6 +9,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Key is one named API key of a key file (GUARD_API_KEYS_FILE, docs/operations.md "Named and scoped
@@ -18,12 +19,15 @@ import (
 // key that is not an admin key decide the approval requests of its agents (POST /approvals/{id}) besides
 // the runtime and read routes: the key of a guard MCP gateway that asks its user (docs/approvals.md).
 type Key struct {
-	Name    string   `json:"name"`
-	Key     string   `json:"key,omitempty"`
-	SHA256  string   `json:"sha256,omitempty"`
-	Admin   bool     `json:"admin,omitempty"`
-	Approve bool     `json:"approve,omitempty"`
-	Agents  []string `json:"agents,omitempty"`
+	Name    string `json:"name"`
+	Key     string `json:"key,omitempty"`
+	SHA256  string `json:"sha256,omitempty"`
+	Admin   bool   `json:"admin,omitempty"`
+	Approve bool   `json:"approve,omitempty"`
+	// ReadOnly limits the key to the read routes (a dashboard on a wall, on-call): it may not evaluate,
+	// register, post events or change anything.
+	ReadOnly bool     `json:"read_only,omitempty"`
+	Agents   []string `json:"agents,omitempty"`
 }
 
 // keyFile is the document of a key file.
@@ -97,6 +101,9 @@ func ParseKeys(data []byte) ([]Key, error) {
 			}
 			digests[string(d)] = i
 		}
+		if k.ReadOnly && (k.Admin || k.Approve) {
+			bad("read_only cannot be combined with admin or approve")
+		}
 		for j, p := range k.Agents {
 			if err := checkAgentPattern(p); err != nil {
 				bad("agents[%d]: %v", j, err)
@@ -164,11 +171,14 @@ func (sc *keyScope) allows(name string) bool {
 
 // keyEntry is one configured key: its digest and what it may do.
 type keyEntry struct {
-	name    string
-	digest  []byte
-	admin   bool
-	approve bool      // may decide approval requests (levelApprove) without being an admin key
-	scope   *keyScope // nil: every agent
+	name     string
+	digest   []byte
+	admin    bool
+	approve  bool      // may decide approval requests (levelApprove) without being an admin key
+	readOnly bool      // may call the read routes only
+	scope    *keyScope // nil: every agent
+	stored   bool      // made at runtime (apikey): its last use is recorded
+	expires  time.Time // zero: never
 }
 
 // identityKey is the context key of the *keyEntry that authenticated a request.

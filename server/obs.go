@@ -72,7 +72,7 @@ func (s *Server) obsRoutes() []route {
 			api.ReadWait = -1 // no wait
 		}
 	}
-	if s.auth.scoped {
+	if s.auth.enabled { // a key limited to agents may be configured at any time (the key file, keys at runtime)
 		api.Scope, api.AllowsAgent = s.agentScope, KeyAllowsAgent
 	}
 	if s.auth.enabled {

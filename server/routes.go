@@ -18,6 +18,12 @@ func (rt route) pattern() string {
 	return rt.method + " " + rt.path
 }
 
+// reads reports whether the route only reads: a read-only key may call it (GET and HEAD, and the
+// events query, which is a POST for its body's sake).
+func (rt route) reads() bool {
+	return rt.method == http.MethodGet || rt.method == http.MethodHead || rt.path == apiPrefix+"/observability/events/query"
+}
+
 // apiPrefix is the prefix of every versioned endpoint.
 const apiPrefix = "/api/v1"
 
@@ -64,6 +70,13 @@ func (s *Server) routes() []route {
 		f("POST", apiPrefix+"/control-templates/{template_name}/render", levelAdmin, s.renderTemplate),
 
 		f("POST", apiPrefix+"/evaluation", levelRuntime, s.evaluate),
+
+		// API keys made at runtime (runtime_keys.go): an admin key not limited to agents.
+		f("GET", apiPrefix+"/keys", levelAdmin, s.listKeys),
+		f("POST", apiPrefix+"/keys", levelAdmin, s.createKey),
+		f("GET", apiPrefix+"/keys/{key_name}", levelAdmin, s.getKey),
+		f("POST", apiPrefix+"/keys/{key_name}/rotate", levelAdmin, s.rotateKey),
+		f("DELETE", apiPrefix+"/keys/{key_name}", levelAdmin, s.revokeKey),
 
 		// Step capture and replay (issue 14; capture.go, replay.go).
 		f("POST", apiPrefix+"/steps/captured", levelRuntime, s.postCapturedSteps),

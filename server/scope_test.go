@@ -152,9 +152,15 @@ func (f *scopeFixture) scopeCases() map[string][]scopeCase {
 		"/api/v1/agents/{agent_name}/policies": public, "/api/v1/agents/{agent_name}/policies/": public,
 		"/api/v1/agents/{agent_name}/policy": public, "/api/v1/agents/{agent_name}/policy/": public,
 		"/api/v1/control-bindings": public, "/api/v1/control-bindings/": public,
-		"GET /api/v1/observability/status":                              none, // the recorder's own health: no agent's data
-		"GET /api/v1/audit":                                             {{path: "/api/v1/audit", want: 200}, {path: "/api/v1/audit?agent_name=bravo-1", want: 404}, {path: "/api/v1/audit?control_id=" + b, want: 200}},
-		"GET /api/v1/evaluators":                                        none,
+		"GET /api/v1/observability/status": none, // the recorder's own health: no agent's data
+		"GET /api/v1/audit":                {{path: "/api/v1/audit", want: 200}, {path: "/api/v1/audit?agent_name=bravo-1", want: 404}, {path: "/api/v1/audit?control_id=" + b, want: 200}},
+		"GET /api/v1/evaluators":           none,
+		// Keys: only a key that reaches every agent manages keys (one that could would widen its own reach).
+		"GET /api/v1/keys":                                              {{path: "/api/v1/keys", want: 403}},
+		"POST /api/v1/keys":                                             {{path: "/api/v1/keys", body: map[string]any{"name": "k", "role": "runtime", "agents": []string{"alpha-1"}}, want: 403}},
+		"GET /api/v1/keys/{key_name}":                                   {{path: "/api/v1/keys/k", want: 403}},
+		"POST /api/v1/keys/{key_name}/rotate":                           {{path: "/api/v1/keys/k/rotate", want: 403}},
+		"DELETE /api/v1/keys/{key_name}":                                {{path: "/api/v1/keys/k", want: 403}},
 		"GET /api/v1/approvals":                                         {{path: "/api/v1/approvals", want: 200}, {path: "/api/v1/approvals?agent_name=bravo-1", want: 404}},
 		"GET /api/v1/approvals/{approval_id}":                           {{path: "/api/v1/approvals/" + f.bravoApproval, want: 404}, {path: "/api/v1/approvals/" + f.bravoApproval + "?wait=1", want: 404}},
 		"POST /api/v1/approvals/{approval_id}":                          {{path: "/api/v1/approvals/" + f.bravoApproval, body: map[string]any{"decision": "approve"}, want: 404}},
@@ -383,7 +389,7 @@ func TestKeyNameInContext(t *testing.T) {
 	}
 	for _, c := range []struct{ key, name string }{{"hashed-secret", "ci-bot"}, {"r1", "unnamed-regular-1"}, {"r2", "unnamed-admin-2"}, {"a1", "unnamed-admin-1"}} {
 		var got string
-		h := a.wrap(levelRuntime, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = KeyName(r.Context()) }))
+		h := a.wrap(levelRuntime, false, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = KeyName(r.Context()) }))
 		r, _ := http.NewRequest("GET", "/x", nil)
 		r.Header.Set(APIKeyHeader, c.key)
 		h.ServeHTTP(&discardWriter{h: http.Header{}}, r)

@@ -50,20 +50,24 @@ type Server struct {
 	stopOnce sync.Once
 	stop     context.CancelFunc
 	done     chan struct{}
+	keysDone chan struct{} // closed when the key poller has stopped (runtime_keys.go)
 }
 
 type config struct {
-	logger       *zap.Logger
-	authEnabled  bool
-	regularKeys  []string
-	adminKeys    []string
-	namedKeys    []Key // WithKeys (keys.go)
-	bodyLimit    int64
-	version      string
-	registry     *evaluator.Registry
-	pollInterval time.Duration
-	ui           http.Handler
-	obs          obsConfig
+	logger      *zap.Logger
+	authEnabled bool
+	regularKeys []string
+	adminKeys   []string
+	namedKeys   []Key // WithKeys (keys.go)
+	// keyPollInterval is WithKeyPollInterval (runtime_keys.go) when keyPollSet.
+	keyPollInterval time.Duration
+	keyPollSet      bool
+	bodyLimit       int64
+	version         string
+	registry        *evaluator.Registry
+	pollInterval    time.Duration
+	ui              http.Handler
+	obs             obsConfig
 	// listenAddr and allowedOrigins configure the cross-site checks (crosssite.go).
 	listenAddr     string
 	allowedOrigins []string
@@ -153,7 +157,7 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := st.(scopeStore); auth.scoped && !ok {
+	if _, ok := st.(scopeStore); auth.scoped() && !ok {
 		return nil, errors.New("server: a key is limited to agents but the store cannot say which agents a control is linked to")
 	}
 	xsite, err := newCrossSite(cfg.listenAddr, cfg.allowedOrigins)
@@ -182,7 +186,7 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 		// Host and Origin first (a cross-site request is refused whatever its key), then the key, then the
 		// body's media type.
 		h := s.audited(rt, s.crossSiteInner(rt.method, rt.handler))
-		s.mux.Handle(rt.pattern(), s.crossSiteOuter(rt.method, s.auth.wrap(rt.level, s.scopeRoute(rt, h))))
+		s.mux.Handle(rt.pattern(), s.crossSiteOuter(rt.method, s.auth.wrap(rt.level, rt.reads(), s.scopeRoute(rt, h))))
 	}
 	s.handler = s.middleware(http.HandlerFunc(s.dispatch))
 
@@ -193,6 +197,8 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 	if s.approvals.hook != nil {
 		s.approvals.hook.start(ctx)
 	}
+	s.keysDone = make(chan struct{})
+	s.startKeys(ctx, s.keysDone)
 	if cfg.pollInterval > 0 {
 		go s.cache.poll(ctx, cfg.pollInterval, s.done)
 	} else {
@@ -209,6 +215,7 @@ func (s *Server) Close() error {
 	s.stopOnce.Do(func() {
 		s.stop()
 		<-s.done
+		<-s.keysDone
 		if s.approvals.hook != nil {
 			s.approvals.hook.wait()
 		}
