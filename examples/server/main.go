@@ -267,6 +267,11 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		return err
 	}
 	defer srv.Close()
+	if cfg.APIKeysFile != "" {
+		wctx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go watchKeyFile(wctx, cfg.APIKeysFile, srv, logger)
+	}
 
 	ln, err := net.Listen("tcp", cfg.Addr())
 	if err != nil {
