@@ -13,6 +13,7 @@ import { overviewView } from './overview.js';
 import { controlActivityView } from './control_activity.js';
 import { approvalsView, approvalView } from './approvals.js';
 import { sessionView } from './session.js';
+import { keysView } from './keys.js';
 
 const main = document.getElementById('main');
 const banner = document.getElementById('banner');
@@ -32,6 +33,7 @@ const routes = [
   [/^#\/events\/?(\?.*)?$/, () => eventsView, 'events', 'Events'],
   [/^#\/approvals\/?$/, () => approvalsView, 'approvals', 'Approvals'],
   [/^#\/approvals\/([^/]+)$/, (m) => (el) => approvalView(el, decodeURIComponent(m[1])), 'approvals', 'Approval'],
+  [/^#\/keys\/?$/, () => keysView, 'keys', 'API keys'],
 ];
 
 let loginShown = false;
