@@ -56,6 +56,10 @@ var auditExempt = map[string]bool{
 	apiPrefix + "/agents/{agent_name}/policies": true, apiPrefix + "/agents/{agent_name}/policies/": true,
 	apiPrefix + "/agents/{agent_name}/policy": true, apiPrefix + "/agents/{agent_name}/policy/": true,
 	apiPrefix + "/control-bindings": true, apiPrefix + "/control-bindings/": true,
+	// The key routes record their own entries (runtime_keys.go, keyChanged): key.created, key.rotated and
+	// key.revoked, with the key's name, role and agents and never the secret the answer carries.
+	"POST " + apiPrefix + "/keys": true, "POST " + apiPrefix + "/keys/{key_name}/rotate": true,
+	"DELETE " + apiPrefix + "/keys/{key_name}": true,
 }
 
 // maxAuditBody bounds what the recorder keeps of an answer (it reads ids and versions from it).

@@ -76,6 +76,7 @@ func TestDecodingRule(t *testing.T) {
 		{"replay", "POST", "/api/v1/controls/replay", func(x string) string {
 			return `{"agent_name":"bot","controls":[{"id":` + strconv.FormatInt(id, 10) + `,"data":` + fmt.Sprintf(data, "") + `}]` + x + `}`
 		}, 200, false, "zz"},
+		{"create key", "POST", "/api/v1/keys", func(x string) string { return `{"name":"k` + strconv.Itoa(len(x)) + `","role":"read"` + x + `}` }, 201, false, "zz"},
 		{"decide approval", "POST", "/api/v1/approvals/" + apv, func(x string) string { return `{"decision":"approve"` + x + `}` }, 200, false, "zz"},
 		{"post captured steps", "POST", "/api/v1/steps/captured", func(x string) string {
 			return `{"steps":[{"agent_name":"bot","stage":"pre","decision":"allow","step":{"type":"llm","name":"chat","input":"x"` + x + `}` + x + `}]}`
@@ -86,6 +87,7 @@ func TestDecodingRule(t *testing.T) {
 	bodyless := map[string]bool{
 		"POST " + apiPrefix + "/agents/{agent_name}/controls/{control_id}":        true,
 		"POST " + apiPrefix + "/controls/{control_id}/versions/{version}/restore": true,
+		"POST " + apiPrefix + "/keys/{key_name}/rotate":                           true,
 	}
 	for _, sr := range ts.srv.routes() {
 		if sr.method != "POST" && sr.method != "PUT" && sr.method != "PATCH" || bodyless[sr.method+" "+sr.path] {
