@@ -61,6 +61,12 @@ func applyOrDiff(ctx context.Context, env *commandEnv, args []string, name, usag
 	for _, a := range pol.Agents {
 		agents = append(agents, a.Name)
 	}
+	if rm.admin {
+		// Refuse before printing a plan that could not be applied: a key that may not write learns it first.
+		if err := rm.checkWrite(ctx); err != nil {
+			return err
+		}
+	}
 	state, err := rm.fetchState(ctx, agents)
 	if err != nil {
 		return err

@@ -95,7 +95,11 @@ func computePlan(desired *policyfile.Policy, state remoteState, prune bool) (pla
 		if err != nil {
 			return plan{}, err
 		}
-		ch.DataDiff = diffJSON("data", have, want)
+		if have == nil {
+			ch.DataDiff = newDataChanges(want) // every path is new: what differs from the defaults
+		} else {
+			ch.DataDiff = diffJSON("data", have, want)
+		}
 		if len(ch.DataDiff) == 0 && r.Enabled != data.Enabled {
 			en := data.Enabled
 			ch.Enable = &en
@@ -232,11 +236,37 @@ func dataLines(d *guard.ControlData) []string {
 		return []string{err.Error()}
 	}
 	var out []string
-	for _, c := range diffJSON("data", nil, v) {
+	for _, c := range newDataChanges(v) {
 		out = append(out, strings.TrimPrefix(c.String(), "+ "))
 	}
 	out = append(out, "data.enabled: "+fmt.Sprint(d.Enabled))
 	sort.Strings(out)
+	return out
+}
+
+// defaultLines are the "path: value" lines of control data that says nothing beyond the defaults (no
+// description, server execution, empty lists): a new control's plan leaves them out, so that it shows what
+// the file sets rather than every field the data type has.
+var defaultLines = func() map[string]bool {
+	v, err := canonicalData(guard.ControlData{Execution: guard.ExecutionServer})
+	if err != nil {
+		panic(err)
+	}
+	lines := map[string]bool{}
+	for _, c := range diffJSON("data", nil, v) {
+		lines[c.String()] = true
+	}
+	return lines
+}()
+
+// newDataChanges is the diff of new data against nothing, without the lines that only restate a default.
+func newDataChanges(v any) []jsonChange {
+	var out []jsonChange
+	for _, c := range diffJSON("data", nil, v) {
+		if !defaultLines[c.String()] {
+			out = append(out, c)
+		}
+	}
 	return out
 }
 

@@ -107,8 +107,7 @@ func TestComputePlan(t *testing.T) {
 			file:   []fileControl{{"a", denyA}},
 			server: map[string]remoteControl{"a": {ID: 1, Version: 1}},
 			want: []string{`update a enable [+ data.action.decision: "deny"] [+ data.condition.evaluator.config.pattern: "a"] ` +
-				`[+ data.condition.evaluator.name: "regex"] [+ data.condition.selector.path: "input"] [+ data.description: ""] ` +
-				`[+ data.execution: "server"]`}},
+				`[+ data.condition.evaluator.name: "regex"] [+ data.condition.selector.path: "input"]`}},
 		{name: "links: add and remove, agents not in the file untouched",
 			file:   []fileControl{{"a", denyA}, {"b", denyA}},
 			agents: []agent{{"bot", []string{"b"}}},

@@ -81,7 +81,11 @@ func TestPolicyAsCodeEndToEnd(t *testing.T) {
 
 	// Keys: the message says which key is needed and never prints one.
 	out := expectGuard(t, url, 1, []string{"requires an API key: set GUARD_API_KEY to a key"}, "diff", "-f", controls)
-	out += expectGuard(t, regular, 1, []string{"not allowed to change policy", "set it to an admin key"}, "apply", "-f", controls)
+	refused := expectGuard(t, regular, 1, []string{"not allowed to change policy", "set it to an admin key"}, "apply", "-f", controls)
+	if strings.Contains(refused, "+ control") || strings.Contains(refused, "Plan:") {
+		t.Errorf("apply with a regular key printed the plan it could not apply:\n%s", refused)
+	}
+	out += refused
 	out += expectGuard(t, append(url, "GUARD_API_KEY=wrong-secret-key"), 1, []string{"does not accept the key in GUARD_API_KEY"}, "export")
 	_, _, stderr := guardCLI(t, regular, "apply", "-f", controls)
 	if strings.Contains(out+stderr, "secret-key") {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/client"
 )
 
@@ -74,6 +75,21 @@ func (r *remote) explain(err error) error {
 		}
 	}
 	return err
+}
+
+// checkWrite finds out whether the key may change policy before anything is planned: POST /controls/validate
+// is an admin route that changes nothing, so an admin key gets a validation answer (422 for empty data) and
+// any other key its 401 or 403, explained.
+func (r *remote) checkWrite(ctx context.Context) error {
+	err := r.api.ValidateControlData(ctx, guard.ControlData{})
+	var ae *client.APIError
+	if errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden) {
+		return r.explain(err)
+	}
+	if errors.Is(err, client.ErrUnreachable) {
+		return r.explain(err)
+	}
+	return nil
 }
 
 // fetchState reads every live control (with its data and version) and the links of the agents named
