@@ -63,7 +63,16 @@ type rule struct {
 	start *anchor
 	// assign marks gitleaks' "name = value" rules, whose keyword must be followed by an assignment.
 	assign bool
+	// run, for a regex with unbounded repetitions, bounds the window after a keyword by the text itself
+	// (see runBound); spelled says the keyword is inside every match, so a window's bound starts from it.
+	run     *runBound
+	spelled bool
+	// value, for an assign rule, is the shape its value must have after the operator.
+	value *valueShape
 }
+
+// generatedPrefix opens gitleaks' generated "name = value" rules: at most 50 name bytes before the keyword.
+const generatedPrefix = `(?i)[\w.-]{0,50}?(?:`
 
 // assignTemplate is the part of gitleaks' generated "name = value" rules that follows the keyword.
 const assignTemplate = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
@@ -162,6 +171,33 @@ func loadRules(b []byte) (*ruleSet, error) {
 		if !r.assign && !spelled {
 			// The match may lie up to maxBefore bytes away from the keyword, on either side.
 			r.before, r.after = maxBefore, min(r.after+maxBefore, maxAfter)
+		}
+		r.spelled = spelled
+		if rb, ok, err := newRunBound(d.Regex); err != nil {
+			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+		} else if ok {
+			r.run = rb
+		}
+		if vp, ok := valuePartOf(d.Regex); ok && r.assign {
+			fold := strings.HasPrefix(d.Regex, "(?i)")
+			if vs, ok := newValueShape(vp, fold); ok {
+				r.value = vs
+			}
+			if r.run != nil {
+				// The window's bound starts at the operator: only the value part follows it (and up to 3
+				// more operator bytes).
+				if fold {
+					vp = "(?i)" + vp
+				}
+				if rb, ok, err := newRunBound(vp); err == nil && ok {
+					rb.bounded += 3
+					r.run = rb
+				}
+			}
+			if strings.HasPrefix(d.Regex, generatedPrefix) {
+				// A generated rule's match starts at most 50 name bytes before its keyword.
+				r.before = min(r.before, 50)
+			}
 		}
 		if a, ok := anchorOf(d.Regex, r.keywords); ok {
 			r.start = &a

@@ -320,12 +320,21 @@ func (r *rule) windows(text string, hits []hit, out []window) []window {
 			}
 			w.start = p
 		}
+		from := p
 		if r.assign {
 			op, ok := assignmentAfter(text, end)
-			if !ok {
+			if !ok || (r.value != nil && !r.value.possible(text, op)) {
 				continue
 			}
 			w.end = min(n, op+r.after)
+			from = op
+		} else if !r.spelled {
+			from = min(n, end+maxBefore) // the match may start up to maxBefore bytes after the keyword
+		}
+		if r.run != nil {
+			// An unbounded regex: the window ends where a match from here can no longer reach, which in
+			// prose is a few hundred bytes on, not r.after.
+			w.end = r.run.extent(text, from, w.end)
 		}
 		// Merge overlapping windows, but keep each under maxWindow bytes: the regexes are linear, yet a
 		// text crowded with keywords must not turn into one long regex run that cannot be interrupted.
