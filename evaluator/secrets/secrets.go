@@ -313,6 +313,9 @@ func (r *rule) windows(text string, hits []hit, out []window) []window {
 	n := len(text)
 	for _, h := range hits {
 		p, end := int(h.pos), int(h.pos)+int(h.kwLen)
+		if r.gate != nil && !r.gated(text, p) {
+			continue
+		}
 		w := window{wordStart(text, max(0, p-r.before)), min(n, end+r.after)}
 		if r.start != nil {
 			if !r.start.at(text, p) {
