@@ -29,8 +29,9 @@ import (
 const Name = "secrets"
 
 // Version is the evaluator's version as GET /evaluators shows it. 1.1.0: gitleaks' whole default rule set
-// (the rule ids of 1.0.0 are unchanged), the "service" group, gitleaks' allow lists in full.
-const Version = "1.1.0"
+// (the rule ids of 1.0.0 are unchanged), the "service" group, gitleaks' allow lists in full. 1.2.0: bare
+// forms of format-distinctive rules, url-credentials, masked values as placeholders (extra.go).
+const Version = "1.2.0"
 
 // Limits of a config.
 const (
