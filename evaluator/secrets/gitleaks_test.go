@@ -39,6 +39,12 @@ func readExamples(t *testing.T, path string) []exampleLine {
 	return out
 }
 
+// bareFormFinds are gitleaks' false-positive examples that hold a well-formed value, which guard's bare form
+// of the rule finds by design (extra.go): gitleaks lists them because no assignment follows the key word.
+var bareFormFinds = map[string]bool{
+	"MailchimpSDK.initialize(token: 3012a5754bbd716926f99c028f7ea428-us18)": true,
+}
+
 // TestGitleaksExamples runs each rule alone on gitleaks' own examples for it: every true positive is found
 // by its rule, no false positive is. gitleaks runs a rule's regex on the whole text; the evaluator runs it
 // on windows around keyword occurrences (reach, anchorOf), so this is what shows the windows lose nothing.
@@ -61,7 +67,7 @@ func TestGitleaksExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if found := len(fs) > 0; found != wantFound {
+			if found := len(fs) > 0; found != wantFound && !(found && bareFormFinds[l.Text]) {
 				t.Errorf("%s: found %v, want %v, in %q", l.Rule, found, wantFound, l.Text)
 			}
 		}
@@ -71,7 +77,7 @@ func TestGitleaksExamples(t *testing.T) {
 	// Every rule has examples, but the two that gitleaks does not validate: a rule without examples would not
 	// be measured.
 	for _, r := range builtin.rules {
-		if evals[r.id] == nil && r.id != "dropbox-long-lived-api-token" && r.id != "dropbox-short-lived-api-token" {
+		if evals[r.id] == nil && !r.guard && r.id != "dropbox-long-lived-api-token" && r.id != "dropbox-short-lived-api-token" {
 			t.Errorf("rule %s has no examples", r.id)
 		}
 	}

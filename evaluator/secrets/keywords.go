@@ -17,6 +17,7 @@ type keywordIndex struct {
 	rank    [1 << 16 / 64]uint16 // set bits in the words before each word
 	byPair  [][]keywordEntry     // by rank
 	short   []uint16             // the pairs that are whole keywords (2 bytes: "ey", "q~")
+	gated   []*rule              // by rule index: the rule when it has a gate (checked before a hit is kept)
 }
 
 // triple hashes three lowered bytes to a bit of keywordIndex.triples.
@@ -43,9 +44,12 @@ func lowerByte(c byte) byte {
 }
 
 func newKeywordIndex(rules []*rule) *keywordIndex {
-	ki := &keywordIndex{}
+	ki := &keywordIndex{gated: make([]*rule, len(rules))}
 	byPair := map[uint16][]keywordEntry{}
 	for ri, r := range rules {
+		if r.gate != nil {
+			ki.gated[ri] = r
+		}
 		for _, kw := range r.keywords {
 			key := uint16(kw[0])<<8 | uint16(kw[1])
 			ki.pairs[key>>6] |= 1 << (key & 63)
@@ -114,6 +118,9 @@ func (ki *keywordIndex) find(text string, out []hit) []hit {
 				continue
 			}
 			for _, r := range ent.rules {
+				if g := ki.gated[r]; g != nil && !g.gated(text, start) {
+					continue // a bare form's exact-case start ("MT", ":A") is not here: "and", "not"
+				}
 				out = append(out, hit{rule: r, pos: int32(start), kwLen: int32(len(ent.kw))})
 			}
 		}

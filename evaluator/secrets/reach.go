@@ -181,3 +181,119 @@ func (a *anchor) at(text string, i int) bool {
 	}
 	return false
 }
+
+// runBound describes a regex with unbounded repetitions (a PEM body, a JWT, generic-api-key's value) so that
+// the window after a keyword can end where a match can no longer reach, instead of maxAfter bytes on: every
+// match is bounded parts (bounded bytes in all) and at most runs stretches of bytes of class. From a point
+// inside the match, its end lies before extent's bound; on prose, where the class's runs are words, the window
+// is a few hundred bytes, so that a text dense in keywords costs a few windows per keyword, not maxAfter each.
+type runBound struct {
+	bounded int
+	runs    int
+	class   [256]bool
+}
+
+// newRunBound analyses pattern; ok is false when the regex has no unbounded repetition.
+func newRunBound(pattern string) (rb *runBound, ok bool, err error) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, false, err
+	}
+	rb = &runBound{}
+	rb.bounded, rb.runs = rb.split(re)
+	return rb, rb.runs > 0, nil
+}
+
+// split returns the bounded bytes of re and how many unbounded runs it holds, adding the runs' bytes to
+// the class.
+func (rb *runBound) split(re *syntax.Regexp) (bounded, runs int) {
+	switch re.Op {
+	case syntax.OpStar, syntax.OpPlus:
+		rb.addBytes(re.Sub[0])
+		return 0, 1
+	case syntax.OpRepeat:
+		if re.Max < 0 {
+			rb.addBytes(re.Sub[0])
+			return 0, 1
+		}
+		b, r := rb.split(re.Sub[0])
+		return b * re.Max, r * re.Max
+	case syntax.OpCapture, syntax.OpQuest:
+		return rb.split(re.Sub[0])
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			b, r := rb.split(s)
+			bounded, runs = bounded+b, runs+r
+		}
+		return bounded, runs
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			b, r := rb.split(s)
+			bounded, runs = max(bounded, b), max(runs, r)
+		}
+		return bounded, runs
+	default:
+		n, _ := maxBytes(re)
+		return n, 0
+	}
+}
+
+// addBytes adds every byte a match of re can hold to the run class.
+func (rb *runBound) addBytes(re *syntax.Regexp) { addClass(&rb.class, re) }
+
+// addClass adds every byte a match of re can hold to class (all bytes of a multi-byte rune's encoding,
+// folded letters in both cases).
+func addClass(class *[256]bool, re *syntax.Regexp) {
+	addRune := func(r rune) {
+		if r >= utf8.RuneSelf {
+			for c := 0x80; c < 256; c++ {
+				class[c] = true
+			}
+			return
+		}
+		class[r] = true
+		if re.Flags&syntax.FoldCase != 0 {
+			class[lowerByte(byte(r))] = true
+			if 'a' <= r && r <= 'z' {
+				class[r-'a'+'A'] = true
+			}
+		}
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			addRune(r)
+		}
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				addRune(r)
+				if r >= utf8.RuneSelf {
+					break
+				}
+			}
+		}
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		for c := range class {
+			class[c] = c != '\n' || re.Op == syntax.OpAnyChar
+		}
+	default:
+		for _, s := range re.Sub {
+			addClass(class, s)
+		}
+	}
+}
+
+// extent returns a bound (at most limit) on the end of any match that starts at or before from: after
+// from, the match holds at most bounded bytes of its bounded parts, so each of its runs starts within
+// bounded bytes of the previous bound and ends where the class's bytes end.
+func (rb *runBound) extent(text string, from, limit int) int {
+	q := from
+	for range rb.runs {
+		q = min(limit, q+rb.bounded)
+		for q < limit && rb.class[text[q]] {
+			q++
+		}
+	}
+	return min(limit, q+rb.bounded)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -63,7 +64,20 @@ type rule struct {
 	start *anchor
 	// assign marks gitleaks' "name = value" rules, whose keyword must be followed by an assignment.
 	assign bool
+	// run, for a regex with unbounded repetitions, bounds the window after a keyword by the text itself
+	// (see runBound); spelled says the keyword is inside every match, so a window's bound starts from it.
+	run     *runBound
+	spelled bool
+	// value, for an assign rule, is the shape its value must have after the operator.
+	value *valueShape
+	// guard marks guard's own rules (extra.go); gate and gateBoundary: see guardRule.
+	guard        bool
+	gate         []string
+	gateBoundary bool
 }
+
+// generatedPrefix opens gitleaks' generated "name = value" rules: at most 50 name bytes before the keyword.
+const generatedPrefix = `(?i)[\w.-]{0,50}?(?:`
 
 // assignTemplate is the part of gitleaks' generated "name = value" rules that follows the keyword.
 const assignTemplate = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
@@ -82,6 +96,9 @@ var builtin = mustLoad(rulesJSON)
 
 func mustLoad(b []byte) *ruleSet {
 	rs, err := loadRules(b)
+	if err == nil {
+		err = rs.addGuardRules()
+	}
 	if err != nil {
 		panic("secrets: bad rules.json: " + err.Error())
 	}
@@ -132,48 +149,9 @@ func loadRules(b []byte) (*ruleSet, error) {
 			return nil, fmt.Errorf("rule %q: needs a unique id, a group and keywords", d.ID)
 		}
 		seenID[d.ID] = true
-		r := &rule{id: d.ID, group: d.Group, description: d.Description, entropy: d.Entropy,
-			keywords: lower(d.Keywords), secretGroup: d.SecretGroup, stopwords: newStopSet(d.Stopwords)}
-		for _, kw := range r.keywords {
-			if len(kw) < 2 {
-				return nil, fmt.Errorf("rule %q: keyword %q is shorter than 2 bytes", d.ID, kw)
-			}
-		}
-		// A keyword gates a rule; where it sits in the match decides the window. In a "name = value" rule
-		// whose keywords are in the name (none is spelled, bar punctuation, in the value's pattern), an assignment must follow
-		// the keyword; typeform's rule is of that shape but its keyword "tfp_" opens the value. Another
-		// rule's keyword that the regex does not spell out (airtable's tokens start "pat", its keyword is
-		// "airtable") may be anywhere near the match, as gitleaks only asks that it occur in the text: such
-		// a rule's window reaches maxBefore bytes further on both sides.
-		lowerRe := strings.ToLower(d.Regex)
-		_, valuePart, isAssign := strings.Cut(lowerRe, strings.ToLower(assignTemplate))
-		r.assign = isAssign
-		spelled := true
-		for _, kw := range r.keywords {
-			r.assign = r.assign && !strings.Contains(valuePart, strings.TrimFunc(kw, isNotAlnum))
-			spelled = spelled && strings.Contains(lowerRe, kw)
-		}
-		if r.re, err = regexp.Compile(d.Regex); err != nil {
-			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
-		}
-		if r.before, r.after, err = reach(d.Regex); err != nil {
-			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
-		}
-		if !r.assign && !spelled {
-			// The match may lie up to maxBefore bytes away from the keyword, on either side.
-			r.before, r.after = maxBefore, min(r.after+maxBefore, maxAfter)
-		}
-		if a, ok := anchorOf(d.Regex, r.keywords); ok {
-			r.start = &a
-		}
-		if r.allow, err = compileAll(d.Allow); err != nil {
-			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
-		}
-		if r.allowMatch, err = compileAll(d.AllowMatch); err != nil {
-			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
-		}
-		if r.allowLine, err = compileAll(d.AllowLine); err != nil {
-			return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+		r, err := compileRule(d)
+		if err != nil {
+			return nil, err
 		}
 		rs.rules = append(rs.rules, r)
 		if !seenGroup[d.Group] {
@@ -185,13 +163,91 @@ func loadRules(b []byte) (*ruleSet, error) {
 	return rs, nil
 }
 
+// compileRule compiles one rule of the file (or one of guard's own, see extra.go).
+func compileRule(d ruleData) (*rule, error) {
+	var err error
+	r := &rule{id: d.ID, group: d.Group, description: d.Description, entropy: d.Entropy,
+		keywords: lower(d.Keywords), secretGroup: d.SecretGroup, stopwords: newStopSet(d.Stopwords)}
+	for _, kw := range r.keywords {
+		if len(kw) < 2 {
+			return nil, fmt.Errorf("rule %q: keyword %q is shorter than 2 bytes", d.ID, kw)
+		}
+	}
+	// A keyword gates a rule; where it sits in the match decides the window. In a "name = value" rule
+	// whose keywords are in the name (none is spelled, bar punctuation, in the value's pattern), an assignment must follow
+	// the keyword; typeform's rule is of that shape but its keyword "tfp_" opens the value. Another
+	// rule's keyword that the regex does not spell out (airtable's tokens start "pat", its keyword is
+	// "airtable") may be anywhere near the match, as gitleaks only asks that it occur in the text: such
+	// a rule's window reaches maxBefore bytes further on both sides.
+	lowerRe := strings.ToLower(d.Regex)
+	_, valuePart, isAssign := strings.Cut(lowerRe, strings.ToLower(assignTemplate))
+	r.assign = isAssign
+	spelled := true
+	for _, kw := range r.keywords {
+		r.assign = r.assign && !strings.Contains(valuePart, strings.TrimFunc(kw, isNotAlnum))
+		spelled = spelled && strings.Contains(lowerRe, kw)
+	}
+	if r.re, err = regexp.Compile(d.Regex); err != nil {
+		return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+	}
+	if r.before, r.after, err = reach(d.Regex); err != nil {
+		return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+	}
+	if !r.assign && !spelled {
+		// The match may lie up to maxBefore bytes away from the keyword, on either side.
+		r.before, r.after = maxBefore, min(r.after+maxBefore, maxAfter)
+	}
+	r.spelled = spelled
+	if rb, ok, err := newRunBound(d.Regex); err != nil {
+		return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+	} else if ok {
+		r.run = rb
+	}
+	if vp, ok := valuePartOf(d.Regex); ok && r.assign {
+		fold := strings.HasPrefix(d.Regex, "(?i)")
+		if vs, ok := newValueShape(vp, fold); ok {
+			r.value = vs
+		}
+		if r.run != nil {
+			// The window's bound starts at the operator: only the value part follows it (and up to 3
+			// more operator bytes).
+			if fold {
+				vp = "(?i)" + vp
+			}
+			if rb, ok, err := newRunBound(vp); err == nil && ok {
+				rb.bounded += 3
+				r.run = rb
+			}
+		}
+		if strings.HasPrefix(d.Regex, generatedPrefix) {
+			// A generated rule's match starts at most 50 name bytes before its keyword.
+			r.before = min(r.before, 50)
+		}
+	}
+	if a, ok := anchorOf(d.Regex, r.keywords); ok {
+		r.start = &a
+	}
+	if r.allow, err = compileAll(d.Allow); err != nil {
+		return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+	}
+	if r.allowMatch, err = compileAll(d.AllowMatch); err != nil {
+		return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+	}
+	if r.allowLine, err = compileAll(d.AllowLine); err != nil {
+		return nil, fmt.Errorf("rule %q: %w", d.ID, err)
+	}
+	return r, nil
+}
+
 func isNotAlnum(c rune) bool { return !('a' <= c && c <= 'z' || '0' <= c && c <= '9') }
 
 // ruleIDs lists the ids of the vendored rules, for the config schema.
 func (rs *ruleSet) ruleIDs() []string {
-	out := make([]string, len(rs.rules))
-	for i, r := range rs.rules {
-		out[i] = r.id
+	out := make([]string, 0, len(rs.rules))
+	for _, r := range rs.rules {
+		if !slices.Contains(out, r.id) { // a bare form shares its gitleaks rule's id
+			out = append(out, r.id)
+		}
 	}
 	return out
 }

@@ -29,8 +29,9 @@ import (
 const Name = "secrets"
 
 // Version is the evaluator's version as GET /evaluators shows it. 1.1.0: gitleaks' whole default rule set
-// (the rule ids of 1.0.0 are unchanged), the "service" group, gitleaks' allow lists in full.
-const Version = "1.1.0"
+// (the rule ids of 1.0.0 are unchanged), the "service" group, gitleaks' allow lists in full. 1.2.0: bare
+// forms of format-distinctive rules, url-credentials, masked values as placeholders (extra.go).
+const Version = "1.2.0"
 
 // Limits of a config.
 const (
@@ -313,6 +314,9 @@ func (r *rule) windows(text string, hits []hit, out []window) []window {
 	n := len(text)
 	for _, h := range hits {
 		p, end := int(h.pos), int(h.pos)+int(h.kwLen)
+		if r.gate != nil && !r.gated(text, p) {
+			continue
+		}
 		w := window{wordStart(text, max(0, p-r.before)), min(n, end+r.after)}
 		if r.start != nil {
 			if !r.start.at(text, p) {
@@ -320,12 +324,21 @@ func (r *rule) windows(text string, hits []hit, out []window) []window {
 			}
 			w.start = p
 		}
+		from := p
 		if r.assign {
 			op, ok := assignmentAfter(text, end)
-			if !ok {
+			if !ok || (r.value != nil && !r.value.possible(text, op)) {
 				continue
 			}
 			w.end = min(n, op+r.after)
+			from = op
+		} else if !r.spelled {
+			from = min(n, end+maxBefore) // the match may start up to maxBefore bytes after the keyword
+		}
+		if r.run != nil {
+			// An unbounded regex: the window ends where a match from here can no longer reach, which in
+			// prose is a few hundred bytes on, not r.after.
+			w.end = r.run.extent(text, from, w.end)
 		}
 		// Merge overlapping windows, but keep each under maxWindow bytes: the regexes are linear, yet a
 		// text crowded with keywords must not turn into one long regex run that cannot be interrupted.
