@@ -24,6 +24,12 @@ type branchFilter struct {
 	ac       *ahocorasick.Automaton
 	branches []regexBranch
 	folds    bool // some branch folds case (Unicode): see asciiFoldsIn
+	// uses are, per literal, the branches it gates (regex_segments.go); branchLits, per branch, its
+	// literals; seps the distinct separator sets of the branches.
+	lits       []string
+	uses       [][]branchUse
+	branchLits [][maxBranchLiterals / 64]uint64
+	seps       []ByteSet
 }
 
 // regexBranch is one top-level branch: its regexp and the literal ids one of which it requires (none:
@@ -33,6 +39,13 @@ type regexBranch struct {
 	// sets are the literal sets the branch requires, all of them: of each set one literal must occur
 	// (a branch "ignore ... previous ... instructions" needs a word of each list). None: it always runs.
 	sets [][]int32
+	// full has a bit for each of the first 64 sets (any of them are required, so fewer still filter);
+	// sep is the index of the branch's separator set in branchFilter.seps.
+	full uint64
+	sep  int
+	// atStart: every match starts at the start of the text (the branch opens with ^ without MULTILINE,
+	// or \A), so only the first segment can hold one.
+	atStart bool
 }
 
 // newBranchFilter splits pattern (compiled with the flags prefix) into its top-level branches; nil when it
@@ -56,7 +69,10 @@ func newBranchFilter(pattern, prefix string) *branchFilter {
 		if parsed, err := syntax.Parse(prefix+p, syntax.Perl); err == nil {
 			parsed = parsed.Simplify()
 			f.folds = f.folds || hasFoldCase(parsed)
-			for _, set := range selectiveSets(requiredSets(parsed)) {
+			sets := selectiveSets(requiredSets(parsed))
+			br.atStart = startsAtBeginText(parsed)
+			br.sep = f.sepIndex(separatorsOf(parsed, sets))
+			for _, set := range sets {
 				var idset []int32
 				for _, l := range set {
 					id, ok := ids[l]
@@ -79,26 +95,81 @@ func newBranchFilter(pattern, prefix string) *branchFilter {
 		return nil
 	}
 	f.ac = ahocorasick.New(lits)
+	f.lits = lits
+	f.uses = make([][]branchUse, len(lits))
+	f.branchLits = make([][maxBranchLiterals / 64]uint64, len(f.branches))
+	for b := range f.branches {
+		br := &f.branches[b]
+		for si, set := range br.sets[:min(len(br.sets), 64)] {
+			br.full |= 1 << uint(si)
+			for _, id := range set {
+				f.branchLits[b][id>>6] |= 1 << (uint(id) & 63)
+				u := f.uses[id]
+				if n := len(u); n > 0 && u[n-1].b == int32(b) {
+					u[n-1].mask |= 1 << uint(si)
+				} else {
+					f.uses[id] = append(u, branchUse{b: int32(b), mask: 1 << uint(si)})
+				}
+			}
+		}
+	}
 	return f
+}
+
+// sepIndex returns the index of set in f.seps, adding it when new.
+func (f *branchFilter) sepIndex(set ByteSet) int {
+	for i, s := range f.seps {
+		if s == set {
+			return i
+		}
+	}
+	f.seps = append(f.seps, set)
+	return len(f.seps) - 1
 }
 
 // match reports whether some branch matches text; ok is false when the filter cannot decide (non-ASCII
 // text and a case-folding branch) and the whole pattern must run.
 func (f *branchFilter) match(text string) (matched, ok bool) {
+	return f.matchCounting(text, nil)
+}
+
+// matchCounting is match, counting its work in work when not nil.
+func (f *branchFilter) matchCounting(text string, work *regexWork) (matched, ok bool) {
 	var found [maxBranchLiterals / 64]uint64
+	if work != nil {
+		work.scanned += len(text)
+	}
 	if nonASCII := f.ac.Scan(text, found[:]); nonASCII && f.folds && asciiFoldsIn(text) {
 		return false, false
 	}
+	var candBuf [128]bool
+	cand := candBuf[:0]
+	if len(f.branches) > len(candBuf) {
+		cand = make([]bool, 0, len(f.branches))
+	}
+	windowed := false
 	for i := range f.branches {
 		br := &f.branches[i]
-		if !allSetsHit(br.sets, &found) {
+		if len(br.sets) == 0 {
+			// No literal gates it: it runs over the whole text.
+			if work != nil {
+				work.runs++
+				work.bytes += len(text)
+			}
+			if br.re.MatchString(text) {
+				return true, true
+			}
+			cand = append(cand, false)
 			continue
 		}
-		if br.re.MatchString(text) {
-			return true, true
-		}
+		ok := allSetsHit(br.sets, &found)
+		cand = append(cand, ok)
+		windowed = windowed || ok
 	}
-	return false, true
+	if !windowed {
+		return false, true
+	}
+	return f.matchWindows(text, cand, &found, work), true
 }
 
 // allSetsHit reports whether every set has a literal in found.
@@ -277,4 +348,31 @@ func isFlagGroup(s string) bool {
 		}
 	}
 	return false
+}
+
+// startsAtBeginText reports whether every match of re starts at the start of the text: re is, or opens
+// with, \A (or ^ without MULTILINE).
+func startsAtBeginText(re *syntax.Regexp) bool {
+	for {
+		switch re.Op {
+		case syntax.OpBeginText:
+			return true
+		case syntax.OpCapture:
+			re = re.Sub[0]
+		case syntax.OpConcat:
+			if len(re.Sub) == 0 {
+				return false
+			}
+			re = re.Sub[0]
+		case syntax.OpAlternate:
+			for _, sub := range re.Sub {
+				if !startsAtBeginText(sub) {
+					return false
+				}
+			}
+			return true
+		default:
+			return false
+		}
+	}
 }
