@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -35,7 +34,7 @@ type branchFilter struct {
 // regexBranch is one top-level branch: its regexp and the literal ids one of which it requires (none:
 // it always runs).
 type regexBranch struct {
-	re *regexp.Regexp
+	re *lazyRegexp
 	// sets are the literal sets the branch requires, all of them: of each set one literal must occur
 	// (a branch "ignore ... previous ... instructions" needs a word of each list). None: it always runs.
 	sets [][]int32
@@ -61,12 +60,13 @@ func newBranchFilter(pattern, prefix string) *branchFilter {
 	var lits []string
 	filtered := 0
 	for _, p := range parts {
-		re, err := regexp.Compile(prefix + p)
+		// A branch that does not parse alone (a split this scanner got wrong) leaves the pattern whole.
+		parsed, err := syntax.Parse(prefix+p, syntax.Perl)
 		if err != nil {
 			return nil
 		}
-		br := regexBranch{re: re}
-		if parsed, err := syntax.Parse(prefix+p, syntax.Perl); err == nil {
+		br := regexBranch{re: newLazyRegexp(prefix + p)}
+		{
 			parsed = parsed.Simplify()
 			f.folds = f.folds || hasFoldCase(parsed)
 			sets := selectiveSets(requiredSets(parsed))
@@ -156,7 +156,7 @@ func (f *branchFilter) matchCounting(text string, work *regexWork) (matched, ok 
 				work.runs++
 				work.bytes += len(text)
 			}
-			if br.re.MatchString(text) {
+			if br.re.get().MatchString(text) {
 				return true, true
 			}
 			cand = append(cand, false)

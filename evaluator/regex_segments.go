@@ -240,7 +240,7 @@ func (f *branchFilter) matchWindows(text string, cand []bool, found *[maxBranchL
 				work.runs++
 				work.bytes += len(w)
 			}
-			if br.re.MatchString(w) {
+			if br.re.get().MatchString(w) {
 				return true
 			}
 		}

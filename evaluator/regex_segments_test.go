@@ -159,7 +159,7 @@ func TestSegmentedBranchesAgree(t *testing.T) {
 					}
 				}
 				text := b.String()
-				want := r.re2.MatchString(text)
+				want := r.re2.get().MatchString(text)
 				got, ok := r.branches.match(text)
 				if !ok {
 					continue
