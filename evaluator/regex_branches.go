@@ -130,11 +130,12 @@ func (f *branchFilter) sepIndex(set ByteSet) int {
 // match reports whether some branch matches text; ok is false when the filter cannot decide (non-ASCII
 // text and a case-folding branch) and the whole pattern must run.
 func (f *branchFilter) match(text string) (matched, ok bool) {
-	return f.matchCounting(text, nil)
+	return f.matchCounting(text, nil, nil)
 }
 
-// matchCounting is match, counting its work in work when not nil.
-func (f *branchFilter) matchCounting(text string, work *regexWork) (matched, ok bool) {
+// matchCounting is match, counting its work in work when not nil; with changed, text is a normalised
+// text whose original did not match (see matchWindows).
+func (f *branchFilter) matchCounting(text string, changed []int32, work *regexWork) (matched, ok bool) {
 	var found [maxBranchLiterals / 64]uint64
 	if work != nil {
 		work.scanned += len(text)
@@ -155,6 +156,7 @@ func (f *branchFilter) matchCounting(text string, work *regexWork) (matched, ok 
 			if work != nil {
 				work.runs++
 				work.bytes += len(text)
+				work.whole += len(text)
 			}
 			if br.re.get().MatchString(text) {
 				return true, true
@@ -169,7 +171,7 @@ func (f *branchFilter) matchCounting(text string, work *regexWork) (matched, ok 
 	if !windowed {
 		return false, true
 	}
-	return f.matchWindows(text, cand, &found, work), true
+	return f.matchWindows(text, cand, &found, changed, work), true
 }
 
 // allSetsHit reports whether every set has a literal in found.

@@ -178,7 +178,11 @@ var windowScratchPool = sync.Pool{New: func() any { return new(windowScratch) }}
 // matchWindows reports whether some branch matches text, running each candidate branch (cand[i]: all
 // its sets occur in text) only on the segments that hold a literal of each of its sets. found holds the
 // literals that occur.
-func (f *branchFilter) matchWindows(text string, cand []bool, found *[maxBranchLiterals / 64]uint64, work *regexWork) bool {
+//
+// With changed (the normalised pass: text is a normalised text, changed its normalize.Text.ChangedPrefix
+// over the original, which did not match), a window that normalisation left as it was is skipped: the
+// same window, byte for byte with the same neighbours, was run (or gated out) on the original.
+func (f *branchFilter) matchWindows(text string, cand []bool, found *[maxBranchLiterals / 64]uint64, changed []int32, work *regexWork) bool {
 	var want [maxBranchLiterals / 64]uint64
 	for i, ok := range cand {
 		if ok {
@@ -235,10 +239,17 @@ func (f *branchFilter) matchWindows(text string, cand []bool, found *[maxBranchL
 			// the edges (\b, ^ and $ with MULTILINE) see the bytes they see in the whole text, and a
 			// separator never starts a match (it is no match's first byte), so no match starts at the
 			// window's first byte, where ^ would hold.
-			w := text[max(lo, 0):min(int(s.curHi[k])+2, len(text))]
+			a, b := max(int(lo), 0), min(int(s.curHi[k])+2, len(text))
+			if changed != nil && changed[b] == changed[a] {
+				continue
+			}
+			w := text[a:b]
 			if work != nil {
 				work.runs++
 				work.bytes += len(w)
+				if len(w) == len(text) {
+					work.whole += len(w)
+				}
 			}
 			if br.re.get().MatchString(w) {
 				return true
@@ -286,4 +297,5 @@ func resizeU64(s []uint64, n int) []uint64 {
 // the bytes the literal scans read, and the runs of the regexp engine and the bytes they were given.
 type regexWork struct {
 	scanned, runs, bytes int
+	whole                int // of bytes, those of runs over the whole text (a branch with no separator)
 }

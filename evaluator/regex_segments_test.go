@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"context"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guardrail-control/guard/evaluator/normalize"
+	"github.com/guardrail-control/guard/internal/costtext"
 	"sigs.k8s.io/yaml"
 )
 
@@ -178,4 +181,87 @@ func TestSegmentedBranchesAgree(t *testing.T) {
 		t.Fatalf("%d texts compared, %d matched: too few to tell", texts, matched)
 	}
 	t.Logf("%d texts compared, %d matched", texts, matched)
+}
+
+// TestNormalizedPassAgrees: with normalize, a shipped pattern matches exactly when the whole pattern
+// matches the original or the normalised text, though the normalised pass runs only the windows that
+// normalisation changed; texts mix the patterns' literals with escapes, full-width and homoglyph letters
+// and invisible characters.
+func TestNormalizedPassAgrees(t *testing.T) {
+	patterns, samples := shippedRegexes(t)
+	odd := []string{"é", "\u200b", "ｉｇｎｏｒｅ", "%20", "&amp;", "&#105;gnore", "\\u0069", "іgnore", "ѕystem", "\u212a", "%2e"}
+	rng := rand.New(rand.NewSource(38))
+	compared, viaNormal := 0, 0
+	for name, pattern := range patterns {
+		r, err := NewRegex(pattern, true, false, false, 0)
+		if err != nil || r.branches == nil {
+			continue
+		}
+		r.normalize = true
+		lits := r.branches.lits
+		for n := 0; n < 120; n++ {
+			var b strings.Builder
+			for k := rng.Intn(30) + 1; k > 0; k-- {
+				switch x := rng.Intn(10); {
+				case x < 4:
+					b.WriteString(lits[rng.Intn(len(lits))])
+				case x < 6:
+					b.WriteString(odd[rng.Intn(len(odd))])
+				case x < 7:
+					b.WriteByte(separatorProbe[rng.Intn(len(separatorProbe))])
+				case x < 9 && len(samples) > 0:
+					b.WriteString(samples[rng.Intn(len(samples))])
+				}
+				if rng.Intn(3) > 0 {
+					b.WriteByte(' ')
+				}
+			}
+			text := b.String()
+			full := r.re2.get()
+			want := full.MatchString(text)
+			if !want {
+				if ns := normalize.String(text); ns.Changed() && full.MatchString(ns.S) {
+					want = true
+					viaNormal++
+				}
+			}
+			res, err := r.Evaluate(context.Background(), &Data{Value: text, Text: text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			compared++
+			if res.Matched != want {
+				t.Fatalf("%s: normalize: matched %v, the whole pattern on the original or normalised text %v, on %q", name, res.Matched, want, text)
+			}
+		}
+	}
+	if viaNormal < 5 {
+		t.Fatalf("%d of %d texts matched only once normalised: too few to tell", viaNormal, compared)
+	}
+	t.Logf("%d texts compared, %d matched only once normalised", compared, viaNormal)
+}
+
+// TestNormalizedPassRunsOnlyChangedWindows: one non-ASCII character in a long ordinary text costs the
+// normalised pass a literal scan and the windows around that character, not a second search (but for
+// the few branches that no byte separates, whose one window is the whole text).
+func TestNormalizedPassRunsOnlyChangedWindows(t *testing.T) {
+	patterns, _ := shippedRegexes(t)
+	base := costtext.Text(costtext.Ordinary, 256<<10)
+	text := base[:len(base)/2] + " The ｍａｉｎ notes, as you said. " + base[len(base)/2:]
+	ns := normalize.String(text)
+	if !ns.Changed() {
+		t.Fatal("the text did not change under normalisation")
+	}
+	for name, pattern := range patterns {
+		r, err := NewRegex(pattern, true, false, false, 0)
+		if err != nil || r.branches == nil {
+			continue
+		}
+		var all, changed regexWork
+		r.branches.matchCounting(ns.S, nil, &all)
+		r.branches.matchCounting(ns.S, ns.ChangedPrefix(text), &changed)
+		if windows := changed.bytes - changed.whole; windows > 4096 {
+			t.Errorf("%s: the normalised pass gave the regexp engine %d bytes in windows (a whole pass: %d)", name, windows, all.bytes-all.whole)
+		}
+	}
 }
