@@ -45,6 +45,14 @@ type regexBranch struct {
 	// atStart: every match starts at the start of the text (the branch opens with ^ without MULTILINE,
 	// or \A), so only the first segment can hold one.
 	atStart bool
+	// anchored, when not nil, is the branch from its lead on, anchored at the start (regex_anchored.go):
+	// it runs from each occurrence of a literal of sets[leadSet], on maxLen+1 bytes (maxLen < 0: to the
+	// end of the text), where \b holds first when leadWB.
+	anchored *lazyRegexp
+	leadSet  int
+	leadWB   bool
+	maxLen   int
+	reach    int // maxLen with each unbounded run of white space counted as one byte (for counting work)
 }
 
 // newBranchFilter splits pattern (compiled with the flags prefix) into its top-level branches; nil when it
@@ -59,6 +67,9 @@ func newBranchFilter(pattern, prefix string) *branchFilter {
 	ids := map[string]int32{}
 	var lits []string
 	filtered := 0
+	// leadRoom keeps room in the filter for the other branches' literals: a lead set is added only while
+	// the literals stay well below maxBranchLiterals.
+	leadRoom := maxBranchLiterals / 4
 	for _, p := range parts {
 		// A branch that does not parse alone (a split this scanner got wrong) leaves the pattern whole.
 		parsed, err := syntax.Parse(prefix+p, syntax.Perl)
@@ -71,7 +82,12 @@ func newBranchFilter(pattern, prefix string) *branchFilter {
 			f.folds = f.folds || hasFoldCase(parsed)
 			sets := selectiveSets(requiredSets(parsed))
 			br.atStart = startsAtBeginText(parsed)
-			br.sep = f.sepIndex(separatorsOf(parsed, sets))
+			sep := separatorsOf(parsed, sets)
+			br.sep = f.sepIndex(sep)
+			if !sep.Contains('.') && !sep.Contains('\n') {
+				// Nothing ends its segments in prose: run it from its lead literals when it has them.
+				sets = anchoredForm(&br, parsed, sets, maxBranchLiterals-len(lits)-leadRoom)
+			}
 			for _, set := range sets {
 				var idset []int32
 				for _, l := range set {

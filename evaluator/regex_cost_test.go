@@ -37,13 +37,18 @@ const runWeight = 20
 // byte.
 const maxWorkPerByte = 150
 
+// negligibleWorkPerByte is a work per byte below which growth is not judged: half a byte given to the
+// regexp engine per byte of text, beside the two literal passes (a sentence shape that first shows in a
+// longer text moves such a figure by more than the bound without costing anything that counts).
+const negligibleWorkPerByte = 12
+
 // TestRegexCostGrowsWithTheText fails when a shipped pattern's work grows faster than the text. The work
 // is counted, not timed (deterministic on any machine): on ordinary prose and on prose dense in trigger
-// words, w(n) = n (the literal scan) + runWeight times the bytes given to the regexp engine. From 16 KB
-// on, w(4n) must be at most maxGrowth w(n) (below 16 KB the generated prose has not yet shown every
-// sentence shape, and fewer windows open per byte); at every size from 4 KB, w(n)/n at most
-// maxWorkPerByte. Before the segment windows, w(16 KB) was 7 and w(64 KB) 5 times w(4 KB) on ordinary
-// prose for prompt-injection, and w(n)/n reached 1,000.
+// words, w(n) = n per literal pass + runWeight times the bytes given to the regexp engine. From 16 KB on,
+// w(4n) must be at most maxGrowth w(n) where w(4n)/4n is above negligibleWorkPerByte (below 16 KB the
+// generated prose has not shown every sentence shape yet, and fewer windows open per byte); at every
+// size from 4 KB, w(n)/n at most maxWorkPerByte. Before the segment windows, w(16 KB) was 7 and w(64 KB)
+// 5 times w(4 KB) on ordinary prose for prompt-injection, and w(n)/n reached 1,000.
 func TestRegexCostGrowsWithTheText(t *testing.T) {
 	patterns, _ := shippedRegexes(t)
 	names := make([]string, 0, len(patterns))
@@ -75,7 +80,7 @@ func TestRegexCostGrowsWithTheText(t *testing.T) {
 				if perByte > maxWorkPerByte {
 					t.Errorf("%s on %s text of %d bytes: work %.0f per byte (at most %d)", name, kind, len(text), perByte, maxWorkPerByte)
 				}
-				if i > 1 && work > maxGrowth*prev {
+				if i > 1 && work > maxGrowth*prev && perByte > negligibleWorkPerByte {
 					t.Errorf("%s on %s text: work %.0f at %d bytes, %.1f times the work at %d bytes (at most %.1f)",
 						name, kind, work, len(text), work/prev, len(texts[kind][i-1]), maxGrowth)
 				}

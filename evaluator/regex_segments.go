@@ -216,6 +216,35 @@ func (f *branchFilter) matchWindows(text string, cand []bool, found *[maxBranchL
 				continue
 			}
 			br := &f.branches[u.b]
+			if br.anchored != nil {
+				if u.mask&(1<<uint(br.leadSet)) == 0 {
+					continue
+				}
+				p := int(h.End) - len(f.lits[h.Pattern])
+				if br.leadWB && !wordBoundaryAt(text, p) {
+					continue
+				}
+				end := len(text)
+				if br.maxLen >= 0 {
+					end = min(end, p+br.maxLen+1)
+				}
+				if changed != nil && br.maxLen >= 0 && changed[end] == changed[max(p-1, 0)] {
+					continue // the same bytes, with the same one before, as in the original
+				}
+				if work != nil {
+					// An unbounded run reads as far as the branch can go: reach bytes but for white space.
+					n := min(end-p, br.reach)
+					work.runs++
+					work.bytes += n
+					if br.maxLen < 0 {
+						work.whole += n // not skipped on the normalised pass
+					}
+				}
+				if br.anchored.get().MatchString(text[p:end]) {
+					return true
+				}
+				continue
+			}
 			k := br.sep
 			if f.seps[k].Contains(text[at]) {
 				// The literal matched case-insensitively where the branch does not fold case ("select"
@@ -297,5 +326,5 @@ func resizeU64(s []uint64, n int) []uint64 {
 // the bytes the literal scans read, and the runs of the regexp engine and the bytes they were given.
 type regexWork struct {
 	scanned, runs, bytes int
-	whole                int // of bytes, those of runs over the whole text (a branch with no separator)
+	whole                int // of bytes, those of runs the normalised pass cannot skip (over the whole text, or to its end)
 }
