@@ -3,6 +3,7 @@ package evaluator
 import (
 	"regexp/syntax"
 	"slices"
+	"strings"
 )
 
 // A branch that no byte separates (a gap "[^\n]{0,30}", "\W{0,12}") would run over the whole text once
@@ -21,17 +22,19 @@ const maxAnchoredWindow = 4096
 // starts with one of a set of literals (its lead), and its matches are bounded but for runs of white
 // space. It returns the sets with the lead among them (added when it was not: every match holds one of
 // its literals, so it is a required set too); room is how many more literals the filter can take.
-func anchoredForm(br *regexBranch, parsed *syntax.Regexp, sets [][]string, room int) [][]string {
-	for parsed.Op == syntax.OpCapture {
-		parsed = parsed.Sub[0]
-	}
+func anchoredForm(br *regexBranch, prefix, source string, parsed *syntax.Regexp, sets [][]string, room int) [][]string {
 	if parsed.Op != syntax.OpConcat || len(parsed.Sub) < 2 {
 		return sets
 	}
 	subs := parsed.Sub
 	wb := subs[0].Op == syntax.OpWordBoundary
 	if wb {
-		subs = subs[1:]
+		// The anchored form is written from the branch's source (printing a parse folds every class
+		// again, hundreds of milliseconds for a long one): the \b must be its first two characters.
+		if !strings.HasPrefix(source, `\b`) {
+			return sets
+		}
+		subs, source = subs[1:], source[2:]
 	}
 	lead := prefixLiterals(&syntax.Regexp{Op: syntax.OpConcat, Flags: parsed.Flags, Sub: subs})
 	if len(lead) == 0 || slices.Contains(lead, "") || hasLetterLiteral(lead) {
@@ -54,9 +57,7 @@ func anchoredForm(br *regexBranch, parsed *syntax.Regexp, sets [][]string, room 
 	if set >= 64 {
 		return sets
 	}
-	anchored := &syntax.Regexp{Op: syntax.OpConcat, Flags: parsed.Flags,
-		Sub: append([]*syntax.Regexp{{Op: syntax.OpBeginText}}, subs...)}
-	br.anchored = newLazyRegexp(anchored.String())
+	br.anchored = newLazyRegexp(prefix + `\A(?:` + source + `)`)
 	br.leadSet, br.leadWB = set, wb
 	br.reach = maxMatchLen(rest, true)
 	br.maxLen = maxMatchLen(rest, false)

@@ -86,7 +86,7 @@ func newBranchFilter(pattern, prefix string) *branchFilter {
 			br.sep = f.sepIndex(sep)
 			if !sep.Contains('.') && !sep.Contains('\n') {
 				// Nothing ends its segments in prose: run it from its lead literals when it has them.
-				sets = anchoredForm(&br, parsed, sets, maxBranchLiterals-len(lits)-leadRoom)
+				sets = anchoredForm(&br, prefix, p, parsed, sets, maxBranchLiterals-len(lits)-leadRoom)
 			}
 			for _, set := range sets {
 				var idset []int32
