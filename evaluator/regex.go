@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"regexp/syntax"
 	"time"
 
@@ -59,7 +58,7 @@ func RegexFactory() Factory {
 
 // Regex is the compiled regex evaluator. It is safe for concurrent use.
 type Regex struct {
-	re2      *regexp.Regexp
+	re2      *lazyRegexp
 	bt       *backtracker
 	timeout  time.Duration
 	literals []string
@@ -161,16 +160,22 @@ func NewRegex(pattern string, ignoreCase, multiline, dotAll bool, timeout time.D
 	}
 	flags := regexFlags{ignoreCase: ignoreCase, multiline: multiline, dotAll: dotAll}
 	expr := flags.goPrefix() + pattern
-	re, err := regexp.Compile(expr)
+	// regexp.Compile fails only where syntax.Parse does (with the same flags): one parse tells whether
+	// RE2 takes the pattern, and the compiled program is made on first use (lazyRegexp). A detector's
+	// pattern is a long alternation that the branch filter runs branch by branch, so the whole program is
+	// rarely needed, and compiling it took most of a save.
+	if r, ok := compiledRegexes.get(expr); ok {
+		r.timeout = timeout
+		return r, nil
+	}
+	parsed, err := syntax.Parse(expr, syntax.Perl)
 	if err == nil {
-		r := &Regex{re2: re, timeout: timeout}
-		// RE2 accepted expr, so it parses; the prefilters read one simplified parse of it.
-		if parsed, err := syntax.Parse(expr, syntax.Perl); err == nil {
-			parsed = parsed.Simplify()
-			r.literals, r.folds, r.prefOK = requiredLiterals(parsed)
-			r.runSet, r.runMin, r.runOK = requiredRun(parsed)
-		}
+		r := &Regex{re2: newLazyRegexp(expr), timeout: timeout}
+		parsed = parsed.Simplify()
+		r.literals, r.folds, r.prefOK = requiredLiterals(parsed)
+		r.runSet, r.runMin, r.runOK = requiredRun(parsed)
 		r.branches = newBranchFilter(pattern, flags.goPrefix())
+		compiledRegexes.put(expr, r)
 		return r, nil
 	}
 	var se *syntax.Error
@@ -332,7 +337,7 @@ func (r *Regex) matchRE2(text string) bool {
 			return m
 		}
 	}
-	return r.re2.MatchString(text)
+	return r.re2.get().MatchString(text)
 }
 
 // RequiredLiterals implements Prefilter. Patterns compiled by regexp2 have no prefilter.

@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -24,15 +23,36 @@ type branchFilter struct {
 	ac       *ahocorasick.Automaton
 	branches []regexBranch
 	folds    bool // some branch folds case (Unicode): see asciiFoldsIn
+	// uses are, per literal, the branches it gates (regex_segments.go); branchLits, per branch, its
+	// literals; seps the distinct separator sets of the branches.
+	lits       []string
+	uses       [][]branchUse
+	branchLits [][maxBranchLiterals / 64]uint64
+	seps       []ByteSet
 }
 
 // regexBranch is one top-level branch: its regexp and the literal ids one of which it requires (none:
 // it always runs).
 type regexBranch struct {
-	re *regexp.Regexp
+	re *lazyRegexp
 	// sets are the literal sets the branch requires, all of them: of each set one literal must occur
 	// (a branch "ignore ... previous ... instructions" needs a word of each list). None: it always runs.
 	sets [][]int32
+	// full has a bit for each of the first 64 sets (any of them are required, so fewer still filter);
+	// sep is the index of the branch's separator set in branchFilter.seps.
+	full uint64
+	sep  int
+	// atStart: every match starts at the start of the text (the branch opens with ^ without MULTILINE,
+	// or \A), so only the first segment can hold one.
+	atStart bool
+	// anchored, when not nil, is the branch from its lead on, anchored at the start (regex_anchored.go):
+	// it runs from each occurrence of a literal of sets[leadSet], on maxLen+1 bytes (maxLen < 0: to the
+	// end of the text), where \b holds first when leadWB.
+	anchored *lazyRegexp
+	leadSet  int
+	leadWB   bool
+	maxLen   int
+	reach    int // maxLen with each unbounded run of white space counted as one byte (for counting work)
 }
 
 // newBranchFilter splits pattern (compiled with the flags prefix) into its top-level branches; nil when it
@@ -47,16 +67,28 @@ func newBranchFilter(pattern, prefix string) *branchFilter {
 	ids := map[string]int32{}
 	var lits []string
 	filtered := 0
+	// leadRoom keeps room in the filter for the other branches' literals: a lead set is added only while
+	// the literals stay well below maxBranchLiterals.
+	leadRoom := maxBranchLiterals / 4
 	for _, p := range parts {
-		re, err := regexp.Compile(prefix + p)
+		// A branch that does not parse alone (a split this scanner got wrong) leaves the pattern whole.
+		parsed, err := syntax.Parse(prefix+p, syntax.Perl)
 		if err != nil {
 			return nil
 		}
-		br := regexBranch{re: re}
-		if parsed, err := syntax.Parse(prefix+p, syntax.Perl); err == nil {
+		br := regexBranch{re: newLazyRegexp(prefix + p)}
+		{
 			parsed = parsed.Simplify()
 			f.folds = f.folds || hasFoldCase(parsed)
-			for _, set := range selectiveSets(requiredSets(parsed)) {
+			sets := selectiveSets(requiredSets(parsed))
+			br.atStart = startsAtBeginText(parsed)
+			sep := separatorsOf(parsed, sets)
+			br.sep = f.sepIndex(sep)
+			if !sep.Contains('.') && !sep.Contains('\n') {
+				// Nothing ends its segments in prose: run it from its lead literals when it has them.
+				sets = anchoredForm(&br, prefix, p, parsed, sets, maxBranchLiterals-len(lits)-leadRoom)
+			}
+			for _, set := range sets {
 				var idset []int32
 				for _, l := range set {
 					id, ok := ids[l]
@@ -79,26 +111,83 @@ func newBranchFilter(pattern, prefix string) *branchFilter {
 		return nil
 	}
 	f.ac = ahocorasick.New(lits)
+	f.lits = lits
+	f.uses = make([][]branchUse, len(lits))
+	f.branchLits = make([][maxBranchLiterals / 64]uint64, len(f.branches))
+	for b := range f.branches {
+		br := &f.branches[b]
+		for si, set := range br.sets[:min(len(br.sets), 64)] {
+			br.full |= 1 << uint(si)
+			for _, id := range set {
+				f.branchLits[b][id>>6] |= 1 << (uint(id) & 63)
+				u := f.uses[id]
+				if n := len(u); n > 0 && u[n-1].b == int32(b) {
+					u[n-1].mask |= 1 << uint(si)
+				} else {
+					f.uses[id] = append(u, branchUse{b: int32(b), mask: 1 << uint(si)})
+				}
+			}
+		}
+	}
 	return f
+}
+
+// sepIndex returns the index of set in f.seps, adding it when new.
+func (f *branchFilter) sepIndex(set ByteSet) int {
+	for i, s := range f.seps {
+		if s == set {
+			return i
+		}
+	}
+	f.seps = append(f.seps, set)
+	return len(f.seps) - 1
 }
 
 // match reports whether some branch matches text; ok is false when the filter cannot decide (non-ASCII
 // text and a case-folding branch) and the whole pattern must run.
 func (f *branchFilter) match(text string) (matched, ok bool) {
+	return f.matchCounting(text, nil, nil)
+}
+
+// matchCounting is match, counting its work in work when not nil; with changed, text is a normalised
+// text whose original did not match (see matchWindows).
+func (f *branchFilter) matchCounting(text string, changed []int32, work *regexWork) (matched, ok bool) {
 	var found [maxBranchLiterals / 64]uint64
+	if work != nil {
+		work.scanned += len(text)
+	}
 	if nonASCII := f.ac.Scan(text, found[:]); nonASCII && f.folds && asciiFoldsIn(text) {
 		return false, false
 	}
+	var candBuf [128]bool
+	cand := candBuf[:0]
+	if len(f.branches) > len(candBuf) {
+		cand = make([]bool, 0, len(f.branches))
+	}
+	windowed := false
 	for i := range f.branches {
 		br := &f.branches[i]
-		if !allSetsHit(br.sets, &found) {
+		if len(br.sets) == 0 {
+			// No literal gates it: it runs over the whole text.
+			if work != nil {
+				work.runs++
+				work.bytes += len(text)
+				work.whole += len(text)
+			}
+			if br.re.get().MatchString(text) {
+				return true, true
+			}
+			cand = append(cand, false)
 			continue
 		}
-		if br.re.MatchString(text) {
-			return true, true
-		}
+		ok := allSetsHit(br.sets, &found)
+		cand = append(cand, ok)
+		windowed = windowed || ok
 	}
-	return false, true
+	if !windowed {
+		return false, true
+	}
+	return f.matchWindows(text, cand, &found, changed, work), true
 }
 
 // allSetsHit reports whether every set has a literal in found.
@@ -277,4 +366,31 @@ func isFlagGroup(s string) bool {
 		}
 	}
 	return false
+}
+
+// startsAtBeginText reports whether every match of re starts at the start of the text: re is, or opens
+// with, \A (or ^ without MULTILINE).
+func startsAtBeginText(re *syntax.Regexp) bool {
+	for {
+		switch re.Op {
+		case syntax.OpBeginText:
+			return true
+		case syntax.OpCapture:
+			re = re.Sub[0]
+		case syntax.OpConcat:
+			if len(re.Sub) == 0 {
+				return false
+			}
+			re = re.Sub[0]
+		case syntax.OpAlternate:
+			for _, sub := range re.Sub {
+				if !startsAtBeginText(sub) {
+					return false
+				}
+			}
+			return true
+		default:
+			return false
+		}
+	}
 }

@@ -174,7 +174,7 @@ func TestRequiredRunProperty(t *testing.T) {
 		patterns++
 		for j := 0; j < 60; j++ {
 			in := randomRunInput(r)
-			if ev.re2.MatchString(in) {
+			if ev.re2.get().MatchString(in) {
 				checked++
 				if got := set.LongestRun(in, 0); got < n {
 					t.Fatalf("pattern %q (ci=%v) matches %q but its longest run in %q is %d < %d", pattern, ci, in, asciiMembers(set), got, n)

@@ -60,7 +60,7 @@ func (r *Regex) findAll(ctx context.Context, text string) (spans []Span, matched
 				return nil, false, nil
 			}
 		}
-		ms := r.re2.FindAllStringIndex(text, -1)
+		ms := r.re2.get().FindAllStringIndex(text, -1)
 		for _, m := range ms {
 			if m[1] > m[0] {
 				spans = append(spans, Span{Start: m[0], End: m[1], Type: "regex"})

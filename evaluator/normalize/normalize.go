@@ -440,3 +440,24 @@ var confusables = map[rune]byte{
 	// Ideographic full stops, which URL parsers (IDNA) read as the dot between labels: "127。0。0。1"
 	'。': '.', '｡': '.',
 }
+
+// ChangedPrefix returns, for the original text orig that t was made from, c with c[i] the number of bytes
+// of S before i that normalisation changed: S[i] is unchanged when it is the byte of orig at from[i] and
+// the next byte of S comes from the next byte of orig (and S[0] when it comes from orig[0]: a search
+// sees the start of the text there). A stretch S[a:b] with c[b] == c[a] is the stretch
+// of orig that starts at the byte S[a] came from, byte for byte; a search of S need not look again where
+// it looked in orig. Nil when S is orig.
+func (t Text) ChangedPrefix(orig string) []int32 {
+	if t.from == nil {
+		return nil
+	}
+	c := make([]int32, len(t.S)+1)
+	for i := 0; i < len(t.S); i++ {
+		c[i+1] = c[i]
+		f := t.from[i]
+		if t.from[i+1] != f+1 || f >= len(orig) || orig[f] != t.S[i] || i == 0 && f != 0 {
+			c[i+1]++
+		}
+	}
+	return c
+}

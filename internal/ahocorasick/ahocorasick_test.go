@@ -2,6 +2,7 @@ package ahocorasick
 
 import (
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -182,4 +183,42 @@ func BenchmarkScan(b *testing.B) {
 		found[0] = 0
 		a.Scan(text, found)
 	}
+}
+
+// TestHitsEveryOccurrence checks Hits against a naive search: every occurrence of every wanted pattern,
+// case-insensitively, in order of its end.
+func TestHitsEveryOccurrence(t *testing.T) {
+	pats := []string{"he", "she", "his", "hers", "a", "the", "e"}
+	a := New(pats)
+	for _, text := range []string{"", "ushers", "She said THE hero's hers.", "aaaa", "xyz", "hehehe"} {
+		for _, want := range [][]uint64{nil, {1<<1 | 1<<5}} {
+			got := a.Hits(text, want, nil)
+			var exp []Hit
+			lower := strings.ToLower(text)
+			for end := 1; end <= len(text); end++ {
+				for p, s := range pats {
+					if want != nil && want[0]&(1<<uint(p)) == 0 {
+						continue
+					}
+					if end >= len(s) && lower[end-len(s):end] == s {
+						exp = append(exp, Hit{Pattern: int32(p), End: int32(end)})
+					}
+				}
+			}
+			sortHits(got)
+			sortHits(exp)
+			if !slices.Equal(got, exp) {
+				t.Errorf("Hits(%q, %v) = %v, want %v", text, want, got, exp)
+			}
+		}
+	}
+}
+
+func sortHits(h []Hit) {
+	slices.SortFunc(h, func(a, b Hit) int {
+		if a.End != b.End {
+			return int(a.End - b.End)
+		}
+		return int(a.Pattern - b.Pattern)
+	})
 }
