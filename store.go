@@ -52,6 +52,22 @@ type ControlStore interface {
 	RestoreControlVersion(ctx context.Context, id int64, version int) (ControlRecord, error)
 }
 
+// AgentSDK is the client library an agent last named itself with (the reference SDKs' X-Agent-Control-SDK
+// and X-Agent-Control-SDK-Version headers) and when it was last seen so.
+type AgentSDK struct {
+	SDK     string    `json:"name"`
+	Version string    `json:"version"`
+	SeenAt  time.Time `json:"seen_at"`
+}
+
+// AgentSDKStore keeps the client library each agent last named itself with; the store package implements
+// it (the server shows it on an agent and in the dashboard; a store without it shows none).
+type AgentSDKStore interface {
+	RecordAgentSDK(ctx context.Context, agent, sdk, version string, at time.Time) error
+	// AgentSDK returns the agent's last seen client library; ok is false when none was recorded.
+	AgentSDK(ctx context.Context, agent string) (sdk AgentSDK, ok bool, err error)
+}
+
 // AgentStore is the control-plane CRUD for agents, their steps and their links to controls.
 type AgentStore interface {
 	// InitAgent creates or updates an agent with its steps (see ConflictMode).

@@ -2,13 +2,12 @@ package server
 
 import (
 	"context"
+	guard "github.com/guardrail-control/guard"
 	"net/http"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/guardrail-control/guard/store"
 )
 
 // The reference SDKs name themselves on every request (X-Agent-Control-SDK, X-Agent-Control-SDK-Version).
@@ -26,10 +25,7 @@ const (
 
 // agentSDKStore is the part of the store that keeps the SDKs (store.Store implements it; a store that
 // does not simply keeps nothing).
-type agentSDKStore interface {
-	RecordAgentSDK(ctx context.Context, agent, sdk, version string, at time.Time) error
-	AgentSDK(ctx context.Context, agent string) (store.AgentSDK, bool, error)
-}
+type agentSDKStore = guard.AgentSDKStore
 
 // sdkSeen is what this server last wrote for an agent.
 type sdkSeen struct {
@@ -62,7 +58,7 @@ func (s *Server) noteSDK(r *http.Request, agent string) {
 }
 
 // agentSDK returns the agent's last seen SDK, nil when none was recorded (or the store keeps none).
-func (s *Server) agentSDK(ctx context.Context, agent string) (*store.AgentSDK, error) {
+func (s *Server) agentSDK(ctx context.Context, agent string) (*guard.AgentSDK, error) {
 	st, ok := s.store.(agentSDKStore)
 	if !ok {
 		return nil, nil

@@ -7,7 +7,6 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/server/problem"
-	"github.com/guardrail-control/guard/store"
 )
 
 // agentIn is the agent object of POST /agents/initAgent.
@@ -211,7 +210,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	problem.Respond(w, r, s.log, http.StatusOK, struct {
 		// SDK is the client library the agent last named itself with (null when none did).
-		SDK      *store.AgentSDK   `json:"sdk"`
+		SDK      *guard.AgentSDK   `json:"sdk"`
 		Agent    agentOut          `json:"agent"`
 		Steps    []stepOut         `json:"steps"`
 		Controls []agentControlOut `json:"controls"`

@@ -6,15 +6,11 @@ import (
 	"errors"
 	"time"
 	"unicode/utf8"
+
+	guard "github.com/guardrail-control/guard"
 )
 
-// AgentSDK is the client library an agent last named itself with (the reference SDKs' X-Agent-Control-SDK
-// and X-Agent-Control-SDK-Version headers) and when it was last seen so.
-type AgentSDK struct {
-	SDK     string    `json:"name"`
-	Version string    `json:"version"`
-	SeenAt  time.Time `json:"seen_at"`
-}
+var _ guard.AgentSDKStore = (*Store)(nil)
 
 // Bounds of what is kept of the headers: they are free text from the client.
 const (
@@ -37,10 +33,10 @@ func (s *Store) RecordAgentSDK(ctx context.Context, agent, sdk, version string, 
 }
 
 // AgentSDK returns the agent's last seen client library; ok is false when none was recorded.
-func (s *Store) AgentSDK(ctx context.Context, agent string) (sdk AgentSDK, ok bool, err error) {
+func (s *Store) AgentSDK(ctx context.Context, agent string) (sdk guard.AgentSDK, ok bool, err error) {
 	key, err := agentKey(agent)
 	if err != nil {
-		return AgentSDK{}, false, nil
+		return guard.AgentSDK{}, false, nil
 	}
 	var row struct {
 		SDK     string `db:"sdk"`
@@ -49,12 +45,12 @@ func (s *Store) AgentSDK(ctx context.Context, agent string) (sdk AgentSDK, ok bo
 	}
 	err = s.r.GetContext(ctx, &row, s.q(`SELECT sdk, sdk_version, seen_at FROM agent_sdks WHERE agent_name = ?`), key)
 	if errors.Is(err, sql.ErrNoRows) {
-		return AgentSDK{}, false, nil
+		return guard.AgentSDK{}, false, nil
 	}
 	if err != nil {
-		return AgentSDK{}, false, mapErr(err)
+		return guard.AgentSDK{}, false, mapErr(err)
 	}
-	return AgentSDK{SDK: row.SDK, Version: row.Version, SeenAt: toTime(row.SeenAt)}, true, nil
+	return guard.AgentSDK{SDK: row.SDK, Version: row.Version, SeenAt: toTime(row.SeenAt)}, true, nil
 }
 
 // truncateUTF8 cuts s to at most n bytes without splitting a character.
