@@ -183,6 +183,10 @@ type sessionView struct {
 	plan   *sessionPlan
 	err    error         // the store failed: session leaves are evaluator errors
 	own    []LabelOrigin // labels the step carries, not yet in the session
+	// The labels the step carries (pre stage), whether or not the session has them already:
+	// session.count.<label> counts every step carrying the label.
+	schemaLabels []string      // the step schema's
+	stepLabels   []LabelOrigin // label_steps'
 	adds   []counterAdd  // contributions to the session's counters (pre stage)
 	agAdds []counterAdd  // contributions to the agent's counters (pre stage)
 	// labels is session.labels, built on first use (labelsOK)
@@ -239,6 +243,7 @@ func (v *sessionView) release() {
 	// Only the references: clearing the whole view (its buffers) costs more than the rest of the
 	// view's handling. What the buffers still reference is a few small strings of recent steps.
 	v.sess, v.agent, v.step, v.plan, v.err = nil, nil, nil, nil, nil
+	v.schemaLabels, v.stepLabels = nil, nil
 	v.labels, v.labelsOK = evaluator.Data{}, false
 	v.c = SessionCommit{}
 	views.Put(v)
@@ -281,6 +286,8 @@ func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, s
 	v := getView()
 	v.id, v.sess, v.agent, v.now, v.stage, v.step, v.plan = id, sess, ag, now.UnixMilli(), stage, step, plan
 	if stage == StagePre {
+		v.schemaLabels = e.sessShared().stepLabels.Of(step.Name)
+		v.stepLabels = plan.labelSteps[step.Name]
 		seqName := step.Name
 		add := func(l LabelOrigin) {
 			if !sess.hasLabel(l.Label) && !hasOwn(v.own, l.Label) && len(v.own) < MaxSessionLabels {
@@ -288,10 +295,10 @@ func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, s
 				v.own = append(v.own, l)
 			}
 		}
-		for _, l := range e.sessShared().stepLabels.Of(step.Name) {
+		for _, l := range v.schemaLabels {
 			add(LabelOrigin{Label: l, By: "step schema"})
 		}
-		for _, l := range plan.labelSteps[step.Name] {
+		for _, l := range v.stepLabels {
 			add(l)
 		}
 		for _, sel := range plan.counters {
@@ -317,8 +324,16 @@ func hasOwn(own []LabelOrigin, l string) bool {
 	return false
 }
 
-// carries reports whether the step carries label l (its own labels).
-func (v *sessionView) carries(l string) bool { return hasOwn(v.own, l) }
+// carries reports whether the step carries label l (step schema, label_steps), whether or not its
+// session has the label already.
+func (v *sessionView) carries(l string) bool {
+	for _, x := range v.schemaLabels {
+		if x == l {
+			return true
+		}
+	}
+	return hasOwn(v.stepLabels, l)
+}
 
 // counterKeyFor is the state key of counter selector sel for the current step.
 func (v *sessionView) counterKeyFor(sel *sessionSel) string {
