@@ -174,21 +174,21 @@ func buildSessionPlan(s *snapshot) *sessionPlan {
 // sessionView is the session state one evaluation sees: the stored states plus what the step itself
 // contributes (its own labels, its count, its value of each summed field).
 type sessionView struct {
-	id     string
-	sess   *SessionState
-	agent  *SessionState
-	now    int64
-	stage  Stage
-	step   *Step
-	plan   *sessionPlan
-	err    error         // the store failed: session leaves are evaluator errors
-	own    []LabelOrigin // labels the step carries, not yet in the session
+	id    string
+	sess  *SessionState
+	agent *SessionState
+	now   int64
+	stage Stage
+	step  *Step
+	plan  *sessionPlan
+	err   error         // the store failed: session leaves are evaluator errors
+	own   []LabelOrigin // labels the step carries, not yet in the session
 	// The labels the step carries (pre stage), whether or not the session has them already:
 	// session.count.<label> counts every step carrying the label.
 	schemaLabels []string      // the step schema's
 	stepLabels   []LabelOrigin // label_steps'
-	adds   []counterAdd  // contributions to the session's counters (pre stage)
-	agAdds []counterAdd  // contributions to the agent's counters (pre stage)
+	adds         []counterAdd  // contributions to the session's counters (pre stage)
+	agAdds       []counterAdd  // contributions to the agent's counters (pre stage)
 	// labels is session.labels, built on first use (labelsOK)
 	labels   evaluator.Data
 	labelsOK bool
