@@ -113,6 +113,7 @@ type sessionPlan struct {
 	readsAgent   bool
 	counters     []*sessionSel // session counters and sums, distinct
 	agentCtrs    []*sessionSel
+	agentChecks  []agentCheck // what the leaves reading each agentCtrs entry make of its values
 	effects      []int32                  // controls with action.session.add_labels
 	labelSteps   map[string][]LabelOrigin // step name -> labels given by label_steps
 }
@@ -121,7 +122,8 @@ type sessionPlan struct {
 func buildSessionPlan(s *snapshot) *sessionPlan {
 	p := &sessionPlan{}
 	used := false
-	seen := map[string]bool{}
+	seen := map[string]int{}
+	var agentPaths [][]int32 // the snapshot paths of each agentCtrs entry
 	for i := range s.paths {
 		sel := s.paths[i].sel.sess
 		if sel == nil {
@@ -135,18 +137,24 @@ func buildSessionPlan(s *snapshot) *sessionPlan {
 		}
 		switch sel.kind {
 		case sessCount, sessCountNamed, sessSum:
-			k := fmt.Sprintf("%t|%d|%d|%s", sel.agent, sel.kind, sel.window, sel.name)
-			if seen[k] {
+			k := fmt.Sprintf("%t|%d|%d|%s", sel.agent, sel.kind, sel.window.Milliseconds(), sel.name)
+			if j, ok := seen[k]; ok {
+				if sel.agent {
+					agentPaths[j] = append(agentPaths[j], int32(i))
+				}
 				continue
 			}
-			seen[k] = true
 			if sel.agent {
+				seen[k] = len(p.agentCtrs)
 				p.agentCtrs = append(p.agentCtrs, sel)
+				agentPaths = append(agentPaths, []int32{int32(i)})
 			} else {
+				seen[k] = len(p.counters)
 				p.counters = append(p.counters, sel)
 			}
 		}
 	}
+	p.buildAgentChecks(s, agentPaths)
 	for i := range s.controls {
 		eff := s.controls[i].effect
 		if eff == nil {
@@ -200,6 +208,7 @@ type sessionView struct {
 	addBuf   [2]counterAdd
 	agAddBuf [2]counterAdd
 	cAddBuf  [2]CounterAdd
+	chkBuf   [2]CounterCheck
 	ownBuf   [2]LabelOrigin
 	lblBuf   [2]LabelOrigin // c.Labels
 	effects  []*cControl    // sessOutcome.effects of Check
@@ -610,6 +619,9 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 			v.holdTurn(mem, key, h, &turn)
 			return v, nil
 		}
+		if c.AgentState != nil {
+			ag = c.AgentState // an agent-wide counter moved past a bound its controls read: again on it
+		}
 		v.release()
 		sess = cur
 		if attempt == maxSessionAttempts-1 {
@@ -676,6 +688,9 @@ func (v *sessionView) commit(out sessOutcome) *SessionCommit {
 	}
 	if allowed && len(v.agAdds) > 0 {
 		c.AgentAdds = exportAdds(nil, v.agAdds)
+	}
+	if allowed && len(v.plan.agentCtrs) > 0 && v.err == nil {
+		c.AgentChecks = v.agentCheckList(v.chkBuf[:0])
 	}
 	return c
 }
