@@ -113,7 +113,7 @@ type sessionPlan struct {
 	readsAgent   bool
 	counters     []*sessionSel // session counters and sums, distinct
 	agentCtrs    []*sessionSel
-	agentChecks  []agentCheck // what the leaves reading each agentCtrs entry make of its values
+	agentChecks  []agentCheck             // what the leaves reading each agentCtrs entry make of its values
 	effects      []int32                  // controls with action.session.add_labels
 	labelSteps   map[string][]LabelOrigin // step name -> labels given by label_steps
 }
