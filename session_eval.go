@@ -115,6 +115,7 @@ type sessionPlan struct {
 	agentCtrs    []*sessionSel
 	agentChecks  []agentCheck             // what the leaves reading each agentCtrs entry make of its values
 	effects      []int32                  // controls with action.session.add_labels
+	ownShadow    bool                     // a shadow plan with would-be counters of its own (session_shadow.go)
 	labelSteps   map[string][]LabelOrigin // step name -> labels given by label_steps
 }
 
@@ -530,6 +531,9 @@ func outcomeOf(snap *snapshot, res *Result) sessOutcome {
 		o.winner = winnerControl(snap, res)
 		return o
 	}
+	if snap.session == nil {
+		return o
+	}
 	for _, ci := range snap.session.effects {
 		if c := &snap.controls[ci]; countsMatched(res, c) {
 			o.effects = append(o.effects, c)
@@ -544,13 +548,21 @@ func outcomeOf(snap *snapshot, res *Result) sessOutcome {
 // state failing (their on_error decides, deny by default) and commits nothing. It returns the view of
 // the evaluation whose outcome stands.
 func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, stage Stage, try func(v *sessionView) sessOutcome) (*sessionView, error) {
+	return e.sessionLoopPlan(ctx, snap, snap.session, step, stage, try, nil)
+}
+
+// sessionLoopPlan is sessionLoop with the plan of the enforced controls and, when pass is not nil, the
+// shadow controls evaluated in each attempt on the states it read, before its commit
+// (EvaluateWithShadow).
+func (e *Engine) sessionLoopPlan(ctx context.Context, snap *snapshot, plan *sessionPlan, step *Step, stage Stage,
+	try func(v *sessionView) sessOutcome, pass *shadowPass) (*sessionView, error) {
 	id, err := sessionIDOf(step)
 	if err != nil {
 		return nil, err
 	}
 	sh := e.sessShared()
 	store := sh.sessionStore()
-	plan := snap.session
+	readsAgent := plan.readsAgent || (pass != nil && pass.snap.session.readsAgent)
 	now := sh.now()
 	if t, ok := ctx.Value(evaluationTimeKey{}).(time.Time); ok {
 		now = t
@@ -577,18 +589,18 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 				mem.release(key, h, turn)
 			}
 		}()
-		if plan.readsAgent {
+		if readsAgent {
 			_, ag = mem.load(sh.agent, "", 0, true, now.UnixMilli())
 		}
 	case mem != nil:
-		_, ag = mem.load(sh.agent, "", 0, plan.readsAgent, now.UnixMilli())
+		_, ag = mem.load(sh.agent, "", 0, readsAgent, now.UnixMilli())
 	default:
 		if ser, ok := store.(SessionSerializer); ok && id != "" && !e.cfg.shadow {
 			// The same for other stores, by the turns they give (SessionSerializer); the
 			// version check is left for other processes.
 			defer ser.SessionTurn(sh.agent, id)()
 		}
-		sess, ag, lastErr = store.Load(ctx, sh.agent, id, plan.readsAgent, now)
+		sess, ag, lastErr = store.Load(ctx, sh.agent, id, readsAgent, now)
 	}
 	for attempt := 0; lastErr == nil && attempt < maxSessionAttempts; attempt++ {
 		v := e.newView(plan, id, sess, ag, step, stage, now)
@@ -598,6 +610,9 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 			return v, nil // a shadow engine reads the state and never writes it
 		}
 		c := v.commit(out)
+		if pass != nil {
+			pass.run(ctx, id, sess, ag, step, stage, now, nil, out, c)
+		}
 		if !c.Write && len(c.AgentAdds) == 0 {
 			v.holdTurn(mem, key, h, &turn)
 			return v, nil
@@ -634,7 +649,10 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 	v := getView()
 	v.id, v.err, v.stage, v.step, v.plan = id, lastErr, stage, step, plan
 	v.holdTurn(mem, key, h, &turn)
-	try(v)
+	out := try(v)
+	if pass != nil {
+		pass.run(ctx, id, nil, nil, step, stage, now, lastErr, out, nil)
+	}
 	return v, nil
 }
 
