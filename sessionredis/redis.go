@@ -13,8 +13,10 @@
 // the step again on it and commits again (a second round trip, only then; never a wrong decision).
 //
 // Agent-wide counters (agent.* selectors) are cached likewise, from the replica's own commits and the
-// published ones: across replicas they lag by the messages not yet received (docs/operations.md,
-// "Sessions").
+// published ones: across replicas they lag by the messages not yet received, which never lets a limit
+// through: the script adds to them only if each counter the step's controls read is still within the
+// range they decided on (guard.CounterCheck), in the same call, and answers the current counters
+// otherwise (docs/operations.md, "Sessions").
 package sessionredis
 
 import (
