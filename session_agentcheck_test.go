@@ -92,3 +92,29 @@ func TestAgentCheckRange(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentLimitExactInMemory: the engine's own in-memory store (its direct path, not the interface),
+// 200 concurrent steps of distinct sessions and of none against an agent-wide limit of 5: exactly 5.
+func TestAgentLimitExactInMemory(t *testing.T) {
+	limitCtl := `{"enabled": true, "scope": {"stages": ["pre"]},
+	  "condition": {"selector": {"path": "agent.count.call"}, "evaluator": {"name": "threshold", "config": {"gte": 6}}},
+	  "action": {"decision": "deny"}}`
+	e := sessEngine(t, []Control{sessCtl(t, 1, "rate", limitCtl)}, WithAgentName("bot"))
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Go(func() {
+			session := fmt.Sprintf("s%d", i)
+			if i%3 == 0 {
+				session = "" // a step without a session: only the agent's counter to commit
+			}
+			if e.Check(context.Background(), tool("call", session, nil), StagePre) == nil {
+				admitted.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := admitted.Load(); n != 5 {
+		t.Fatalf("admitted %d of 200 concurrent steps, want 5", n)
+	}
+}

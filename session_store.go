@@ -281,6 +281,9 @@ func (s *MemorySessionStore) commit(c *SessionCommit, h uint64) (bool, *SessionS
 			}
 			s.unlockShards(si, ai)
 			c.AgentState = agCur
+			if si < 0 {
+				cur = c.BaseState // nothing to write of the session: the state read stands
+			}
 			return false, cur, nil
 		}
 	}
