@@ -109,6 +109,9 @@ func (e *Engine) update(controls []Control, tolerant bool) error {
 	if sh == nil && err != nil && !tolerant {
 		return err
 	}
+	if sh != nil {
+		markShadowCounters(sh.load(), s)
+	}
 	e.shadow.Store(sh)
 	e.snap.Store(s)
 	cfg.logger.Debug("controls compiled", zap.Int("controls", len(controls)), zap.Int("active", len(s.controls)),

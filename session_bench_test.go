@@ -27,15 +27,22 @@ func BenchmarkCheckSession(b *testing.B) {
 		}},
 		Action: guard.Action{Decision: guard.DecisionDeny},
 	}}
+	// An agent-wide limit no step reaches (issue 32): what checking the agent's counter at commit costs.
+	agentCtl := guard.Control{ID: 1001, Name: "agent-rate", Data: guard.ControlData{
+		Enabled: true,
+		Scope:   guard.Scope{Stages: []guard.Stage{guard.StagePre}, StepTypes: []string{"llm"}},
+		Condition: guard.Condition{Selector: &guard.Selector{Path: "agent.count", Window: "60s"},
+			Evaluator: &guard.EvaluatorSpec{Name: "threshold", Config: map[string]any{"gt": 1e12}}},
+		Action: guard.Action{Decision: guard.DecisionDeny},
+	}}
 	for _, tc := range []struct {
 		name    string
 		session bool
-	}{{"controls=10/no_session_controls", false}, {"controls=10/one_session_control", true}} {
+		extra   []guard.Control
+	}{{"controls=10/no_session_controls", false, nil}, {"controls=10/one_session_control", true, []guard.Control{sessionCtl}},
+		{"controls=10/agent_limit", true, []guard.Control{agentCtl}}} {
 		b.Run(tc.name, func(b *testing.B) {
-			controls := benchControls(10, false)
-			if tc.session {
-				controls = append(controls, sessionCtl)
-			}
+			controls := append(benchControls(10, false), tc.extra...)
 			e := guard.New()
 			if err := e.Update(controls); err != nil {
 				b.Fatal(err)

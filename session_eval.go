@@ -113,7 +113,9 @@ type sessionPlan struct {
 	readsAgent   bool
 	counters     []*sessionSel // session counters and sums, distinct
 	agentCtrs    []*sessionSel
+	agentChecks  []agentCheck             // what the leaves reading each agentCtrs entry make of its values
 	effects      []int32                  // controls with action.session.add_labels
+	ownShadow    bool                     // a shadow plan with would-be counters of its own (session_shadow.go)
 	labelSteps   map[string][]LabelOrigin // step name -> labels given by label_steps
 }
 
@@ -121,7 +123,8 @@ type sessionPlan struct {
 func buildSessionPlan(s *snapshot) *sessionPlan {
 	p := &sessionPlan{}
 	used := false
-	seen := map[string]bool{}
+	seen := map[string]int{}
+	var agentPaths [][]int32 // the snapshot paths of each agentCtrs entry
 	for i := range s.paths {
 		sel := s.paths[i].sel.sess
 		if sel == nil {
@@ -135,18 +138,24 @@ func buildSessionPlan(s *snapshot) *sessionPlan {
 		}
 		switch sel.kind {
 		case sessCount, sessCountNamed, sessSum:
-			k := fmt.Sprintf("%t|%d|%d|%s", sel.agent, sel.kind, sel.window, sel.name)
-			if seen[k] {
+			k := fmt.Sprintf("%t|%d|%d|%s", sel.agent, sel.kind, sel.window.Milliseconds(), sel.name)
+			if j, ok := seen[k]; ok {
+				if sel.agent {
+					agentPaths[j] = append(agentPaths[j], int32(i))
+				}
 				continue
 			}
-			seen[k] = true
 			if sel.agent {
+				seen[k] = len(p.agentCtrs)
 				p.agentCtrs = append(p.agentCtrs, sel)
+				agentPaths = append(agentPaths, []int32{int32(i)})
 			} else {
+				seen[k] = len(p.counters)
 				p.counters = append(p.counters, sel)
 			}
 		}
 	}
+	p.buildAgentChecks(s, agentPaths)
 	for i := range s.controls {
 		eff := s.controls[i].effect
 		if eff == nil {
@@ -174,17 +183,21 @@ func buildSessionPlan(s *snapshot) *sessionPlan {
 // sessionView is the session state one evaluation sees: the stored states plus what the step itself
 // contributes (its own labels, its count, its value of each summed field).
 type sessionView struct {
-	id     string
-	sess   *SessionState
-	agent  *SessionState
-	now    int64
-	stage  Stage
-	step   *Step
-	plan   *sessionPlan
-	err    error         // the store failed: session leaves are evaluator errors
-	own    []LabelOrigin // labels the step carries, not yet in the session
-	adds   []counterAdd  // contributions to the session's counters (pre stage)
-	agAdds []counterAdd  // contributions to the agent's counters (pre stage)
+	id    string
+	sess  *SessionState
+	agent *SessionState
+	now   int64
+	stage Stage
+	step  *Step
+	plan  *sessionPlan
+	err   error         // the store failed: session leaves are evaluator errors
+	own   []LabelOrigin // labels the step carries, not yet in the session
+	// The labels the step carries (pre stage), whether or not the session has them already:
+	// session.count.<label> counts every step carrying the label.
+	schemaLabels []string      // the step schema's
+	stepLabels   []LabelOrigin // label_steps'
+	adds         []counterAdd  // contributions to the session's counters (pre stage)
+	agAdds       []counterAdd  // contributions to the agent's counters (pre stage)
 	// labels is session.labels, built on first use (labelsOK)
 	labels   evaluator.Data
 	labelsOK bool
@@ -196,6 +209,7 @@ type sessionView struct {
 	addBuf   [2]counterAdd
 	agAddBuf [2]counterAdd
 	cAddBuf  [2]CounterAdd
+	chkBuf   [2]CounterCheck
 	ownBuf   [2]LabelOrigin
 	lblBuf   [2]LabelOrigin // c.Labels
 	effects  []*cControl    // sessOutcome.effects of Check
@@ -239,6 +253,7 @@ func (v *sessionView) release() {
 	// Only the references: clearing the whole view (its buffers) costs more than the rest of the
 	// view's handling. What the buffers still reference is a few small strings of recent steps.
 	v.sess, v.agent, v.step, v.plan, v.err = nil, nil, nil, nil, nil
+	v.schemaLabels, v.stepLabels = nil, nil
 	v.labels, v.labelsOK = evaluator.Data{}, false
 	v.c = SessionCommit{}
 	views.Put(v)
@@ -281,6 +296,8 @@ func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, s
 	v := getView()
 	v.id, v.sess, v.agent, v.now, v.stage, v.step, v.plan = id, sess, ag, now.UnixMilli(), stage, step, plan
 	if stage == StagePre {
+		v.schemaLabels = e.sessShared().stepLabels.Of(step.Name)
+		v.stepLabels = plan.labelSteps[step.Name]
 		seqName := step.Name
 		add := func(l LabelOrigin) {
 			if !sess.hasLabel(l.Label) && !hasOwn(v.own, l.Label) && len(v.own) < MaxSessionLabels {
@@ -288,10 +305,10 @@ func (e *Engine) newView(plan *sessionPlan, id string, sess, ag *SessionState, s
 				v.own = append(v.own, l)
 			}
 		}
-		for _, l := range e.sessShared().stepLabels.Of(step.Name) {
+		for _, l := range v.schemaLabels {
 			add(LabelOrigin{Label: l, By: "step schema"})
 		}
-		for _, l := range plan.labelSteps[step.Name] {
+		for _, l := range v.stepLabels {
 			add(l)
 		}
 		for _, sel := range plan.counters {
@@ -317,8 +334,16 @@ func hasOwn(own []LabelOrigin, l string) bool {
 	return false
 }
 
-// carries reports whether the step carries label l (its own labels).
-func (v *sessionView) carries(l string) bool { return hasOwn(v.own, l) }
+// carries reports whether the step carries label l (step schema, label_steps), whether or not its
+// session has the label already.
+func (v *sessionView) carries(l string) bool {
+	for _, x := range v.schemaLabels {
+		if x == l {
+			return true
+		}
+	}
+	return hasOwn(v.stepLabels, l)
+}
 
 // counterKeyFor is the state key of counter selector sel for the current step.
 func (v *sessionView) counterKeyFor(sel *sessionSel) string {
@@ -506,6 +531,9 @@ func outcomeOf(snap *snapshot, res *Result) sessOutcome {
 		o.winner = winnerControl(snap, res)
 		return o
 	}
+	if snap.session == nil {
+		return o
+	}
 	for _, ci := range snap.session.effects {
 		if c := &snap.controls[ci]; countsMatched(res, c) {
 			o.effects = append(o.effects, c)
@@ -520,13 +548,21 @@ func outcomeOf(snap *snapshot, res *Result) sessOutcome {
 // state failing (their on_error decides, deny by default) and commits nothing. It returns the view of
 // the evaluation whose outcome stands.
 func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, stage Stage, try func(v *sessionView) sessOutcome) (*sessionView, error) {
+	return e.sessionLoopPlan(ctx, snap, snap.session, step, stage, try, nil)
+}
+
+// sessionLoopPlan is sessionLoop with the plan of the enforced controls and, when pass is not nil, the
+// shadow controls evaluated in each attempt on the states it read, before its commit
+// (EvaluateWithShadow).
+func (e *Engine) sessionLoopPlan(ctx context.Context, snap *snapshot, plan *sessionPlan, step *Step, stage Stage,
+	try func(v *sessionView) sessOutcome, pass *shadowPass) (*sessionView, error) {
 	id, err := sessionIDOf(step)
 	if err != nil {
 		return nil, err
 	}
 	sh := e.sessShared()
 	store := sh.sessionStore()
-	plan := snap.session
+	readsAgent := plan.readsAgent || (pass != nil && pass.snap.session.readsAgent)
 	now := sh.now()
 	if t, ok := ctx.Value(evaluationTimeKey{}).(time.Time); ok {
 		now = t
@@ -553,18 +589,18 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 				mem.release(key, h, turn)
 			}
 		}()
-		if plan.readsAgent {
+		if readsAgent {
 			_, ag = mem.load(sh.agent, "", 0, true, now.UnixMilli())
 		}
 	case mem != nil:
-		_, ag = mem.load(sh.agent, "", 0, plan.readsAgent, now.UnixMilli())
+		_, ag = mem.load(sh.agent, "", 0, readsAgent, now.UnixMilli())
 	default:
 		if ser, ok := store.(SessionSerializer); ok && id != "" && !e.cfg.shadow {
 			// The same for other stores, by the turns they give (SessionSerializer); the
 			// version check is left for other processes.
 			defer ser.SessionTurn(sh.agent, id)()
 		}
-		sess, ag, lastErr = store.Load(ctx, sh.agent, id, plan.readsAgent, now)
+		sess, ag, lastErr = store.Load(ctx, sh.agent, id, readsAgent, now)
 	}
 	for attempt := 0; lastErr == nil && attempt < maxSessionAttempts; attempt++ {
 		v := e.newView(plan, id, sess, ag, step, stage, now)
@@ -574,6 +610,9 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 			return v, nil // a shadow engine reads the state and never writes it
 		}
 		c := v.commit(out)
+		if pass != nil {
+			pass.run(ctx, id, sess, ag, step, stage, now, nil, out, c)
+		}
 		if !c.Write && len(c.AgentAdds) == 0 {
 			v.holdTurn(mem, key, h, &turn)
 			return v, nil
@@ -595,6 +634,9 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 			v.holdTurn(mem, key, h, &turn)
 			return v, nil
 		}
+		if c.AgentState != nil {
+			ag = c.AgentState // an agent-wide counter moved past a bound its controls read: again on it
+		}
 		v.release()
 		sess = cur
 		if attempt == maxSessionAttempts-1 {
@@ -607,7 +649,10 @@ func (e *Engine) sessionLoop(ctx context.Context, snap *snapshot, step *Step, st
 	v := getView()
 	v.id, v.err, v.stage, v.step, v.plan = id, lastErr, stage, step, plan
 	v.holdTurn(mem, key, h, &turn)
-	try(v)
+	out := try(v)
+	if pass != nil {
+		pass.run(ctx, id, nil, nil, step, stage, now, lastErr, out, nil)
+	}
 	return v, nil
 }
 
@@ -661,6 +706,9 @@ func (v *sessionView) commit(out sessOutcome) *SessionCommit {
 	}
 	if allowed && len(v.agAdds) > 0 {
 		c.AgentAdds = exportAdds(nil, v.agAdds)
+	}
+	if allowed && len(v.plan.agentCtrs) > 0 && v.err == nil {
+		c.AgentChecks = v.agentCheckList(v.chkBuf[:0])
 	}
 	return c
 }

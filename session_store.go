@@ -13,7 +13,8 @@ import (
 // engine reads the states at the start of an evaluation and commits the next session state at its end
 // with a version check (compare and set): when another evaluation of the same session committed first,
 // Commit reports a conflict with the stored state and the engine evaluates again on it. Agent-wide
-// counters are added to, never compared (many sessions update them at once).
+// counters, which many sessions update at once, are never compared by version: a commit adds to them
+// only if each counter the evaluation read stays within the range its controls allow (CounterCheck).
 //
 // A store may answer Load from a cache (the Redis store does, so that an evaluation costs one round trip,
 // the Commit): a stale answer only costs a conflict.
@@ -23,7 +24,9 @@ type SessionStore interface {
 	Load(ctx context.Context, agentName, session string, agent bool, now time.Time) (sess, ag *SessionState, err error)
 	// Commit stores the session's next state (c.Next(), or the same delta applied to the stored state)
 	// if the stored state's version is still c.Base (0: no state), and adds c.AgentAdds to the agent's
-	// counters. On a version conflict it stores nothing and returns ok false with the stored session state.
+	// counters, atomically and only if the counters of c.AgentChecks stay within their ranges. On a
+	// version conflict, or a counter out of its range, it stores nothing and returns ok false with the
+	// stored session state (and, for a counter, the agent's state in c.AgentState).
 	Commit(ctx context.Context, c *SessionCommit) (ok bool, current *SessionState, err error)
 }
 
@@ -47,7 +50,16 @@ type SessionCommit struct {
 	Adds      []CounterAdd
 	Record    *StepRecord
 	AgentAdds []CounterAdd // contributions to the agent's counters
-	Now       time.Time
+	// AgentChecks bound the agent-wide counters the evaluation read, with AgentAdds applied: a store
+	// that cannot keep every one within its range stores nothing and answers a conflict, setting
+	// AgentState (session_agentcheck.go).
+	AgentChecks []CounterCheck
+	Now         time.Time
+
+	// AgentState is set by Commit on a conflict: the agent's stored counters, when the session's
+	// version matched but a counter of AgentChecks was out of its range (or when the store answers them
+	// with a version conflict too). The engine evaluates again on them.
+	AgentState *SessionState
 }
 
 // Next returns the session's next state: BaseState with the delta applied (a new state; BaseState is
@@ -211,39 +223,72 @@ func (s *MemorySessionStore) Commit(_ context.Context, c *SessionCommit) (bool, 
 	return ok, cur.clone(), err
 }
 
-// commit is Commit with the hash of the session's key.
+// commit is Commit with the hash of the session's key. The shards of the session and of the agent are
+// held together (in index order), so that the session's write, the agent's additions and their checks
+// are one atomic step for every evaluation of this process.
 func (s *MemorySessionStore) commit(c *SessionCommit, h uint64) (bool, *SessionState, error) {
 	now := c.Now.UnixMilli()
+	si, ai := -1, -1
 	if c.Session != "" && c.Write {
-		k := memKey{c.Agent, c.Session}
-		sh := &s.shards[h%memStoreShards]
-		sh.mu.Lock()
+		si = int(h % memStoreShards)
+	}
+	ak := memKey{c.Agent, ""}
+	if len(c.AgentAdds) > 0 || len(c.AgentChecks) > 0 {
+		ai = int(s.hash(ak) % memStoreShards)
+	}
+	s.lockShards(si, ai)
+	reserved := false
+	var cur *SessionState
+	var e memEntry
+	k := memKey{c.Agent, c.Session}
+	if si >= 0 {
+		sh := &s.shards[si]
 		s.sweep(sh, now)
-		e, exists := sh.m[k]
-		var cur *SessionState
+		var exists bool
+		e, exists = sh.m[k]
 		var v int64
 		if exists && e.exp > now {
 			cur, v = e.st, e.st.Version
 		}
 		if v != c.Base {
-			sh.mu.Unlock()
+			s.unlockShards(si, ai)
 			return false, cur, nil
 		}
 		if !exists && s.count.Add(1) > s.max {
-			// Full: free what has expired in every shard, then try once more.
+			// Full: free what has expired in every shard, then try once more (the session's turn
+			// is held: its entry does not change meanwhile).
 			s.count.Add(-1)
-			sh.mu.Unlock()
+			s.unlockShards(si, ai)
 			s.sweepAll(now)
-			sh.mu.Lock()
+			s.lockShards(si, ai)
 			if _, exists = sh.m[k]; !exists && s.count.Add(1) > s.max {
 				s.count.Add(-1)
-				sh.mu.Unlock()
+				s.unlockShards(si, ai)
 				if s.onError != nil {
 					s.onError(ErrSessionStoreFull)
 				}
 				return false, nil, ErrSessionStoreFull
 			}
 		}
+		reserved = !exists
+	}
+	if ai >= 0 {
+		ash := &s.shards[ai]
+		agCur := ash.get(ak, now)
+		if !agentChecksHold(agCur, c.AgentAdds, c.AgentChecks, now) {
+			if reserved {
+				s.count.Add(-1)
+			}
+			s.unlockShards(si, ai)
+			c.AgentState = agCur
+			if si < 0 {
+				cur = c.BaseState // nothing to write of the session: the state read stands
+			}
+			return false, cur, nil
+		}
+	}
+	if si >= 0 {
+		sh := &s.shards[si]
 		// The next state is written over the one before cur (in the session's turn nobody reads it):
 		// a step allocates nothing once its session has two states.
 		next := e.spare
@@ -252,21 +297,76 @@ func (s *MemorySessionStore) commit(c *SessionCommit, h uint64) (bool, *SessionS
 		}
 		cur.writeNext(next, c.Labels, c.Adds, c.Record, now)
 		sh.m[k] = memEntry{st: next, exp: now + s.ttl.Milliseconds(), spare: cur}
-		sh.mu.Unlock()
 	}
 	if len(c.AgentAdds) > 0 {
-		k := memKey{c.Agent, ""}
-		sh := s.shard(k)
-		sh.mu.Lock()
-		_, exists := sh.m[k]
-		cur := sh.get(k, now)
+		ash := &s.shards[ai]
+		_, exists := ash.m[ak]
+		agCur := ash.get(ak, now)
 		if !exists {
 			s.count.Add(1)
 		}
-		sh.m[k] = memEntry{st: cur.next(nil, c.AgentAdds, nil, now), exp: now + agentStateTTL.Milliseconds()}
-		sh.mu.Unlock()
+		ash.m[ak] = memEntry{st: agCur.next(nil, c.AgentAdds, nil, now), exp: now + agentStateTTL.Milliseconds()}
 	}
+	s.unlockShards(si, ai)
 	return true, nil, nil
+}
+
+// lockShards locks shards i and j (-1: none; once when they are the same), lower index first.
+func (s *MemorySessionStore) lockShards(i, j int) {
+	if i > j {
+		i, j = j, i
+	}
+	if i >= 0 {
+		s.shards[i].mu.Lock()
+	}
+	if j >= 0 && j != i {
+		s.shards[j].mu.Lock()
+	}
+}
+
+// unlockShards unlocks what lockShards(i, j) locked.
+func (s *MemorySessionStore) unlockShards(i, j int) {
+	if i >= 0 {
+		s.shards[i].mu.Unlock()
+	}
+	if j >= 0 && j != i {
+		s.shards[j].mu.Unlock()
+	}
+}
+
+// agentChecksHold reports whether every check holds for the agent's counters st (nil: none) with adds
+// applied at now.
+func agentChecksHold(st *SessionState, adds []CounterAdd, checks []CounterCheck, now int64) bool {
+	for i := range checks {
+		ck := &checks[i]
+		if !ck.Holds(valueAfter(st, adds, ck.Key, ck.WindowMS, now)) {
+			return false
+		}
+	}
+	return true
+}
+
+// valueAfter is the value counter key of st would have at now once adds are applied (a window that
+// has passed starts again), as applyCounters computes it.
+func valueAfter(st *SessionState, adds []CounterAdd, key string, window, now int64) float64 {
+	start, v, found := now, 0.0, false
+	if st != nil {
+		for i := range st.Counters {
+			if c := &st.Counters[i]; c.Key == key {
+				start, v, found = c.Start, c.Value, true
+				break
+			}
+		}
+	}
+	if found && window > 0 && now-start >= window {
+		v = 0
+	}
+	for _, a := range adds {
+		if a.Key == key {
+			v += a.Add
+		}
+	}
+	return v
 }
 
 // sweep drops the expired entries of sh, at most once per memSweepEvery; sh is locked.

@@ -151,7 +151,24 @@ func (a *Agent) observeShadow(ectx context.Context, eng *guard.Engine, step *gua
 	if ectx.Err() != nil {
 		a.shadowShort.Add(1) // the deadline passed during the pass: some shadow controls were cut
 	}
-	if err != nil || res == nil || len(res.Matches)+len(res.Errors)+len(res.NonMatches) == 0 {
+	if err != nil {
+		return
+	}
+	a.addShadow(ectx, step, stage, cfg, res)
+}
+
+// recordShadow records res, the shadow result of Engine.EvaluateWithShadow (nil when the stage's deadline
+// had passed once the enforced controls were evaluated: counted in ShortShadowEvaluations).
+func (a *Agent) recordShadow(ectx context.Context, step *guard.Step, stage guard.Stage, cfg *protectConfig, res *guard.Result) {
+	if res == nil || ectx.Err() != nil {
+		a.shadowShort.Add(1)
+	}
+	a.addShadow(ectx, step, stage, cfg, res)
+}
+
+// addShadow records the events of a shadow result (nothing for nil or an empty one).
+func (a *Agent) addShadow(ectx context.Context, step *guard.Step, stage guard.Stage, cfg *protectConfig, res *guard.Result) {
+	if res == nil || len(res.Matches)+len(res.Errors)+len(res.NonMatches) == 0 {
 		return
 	}
 	a.events.add(evalRecord{res: res, agent: a.name, stepType: step.Type, stepName: step.Name, stage: stage,

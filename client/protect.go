@@ -120,11 +120,22 @@ func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, 
 	// of its own, so a stage could take four). The HTTP call keeps its own timeout (Config.Timeout).
 	ectx, cancel := a.evaluationContext(ctx)
 	defer cancel()
-	if a.events != nil && p.sdk.HasShadow() {
+	shadow := a.events != nil && p.sdk.HasShadow()
+	var shadowRes *guard.Result
+	shadowDone := false
+	if shadow {
 		// Shadow sdk controls are recorded whatever the decision turns out to be (deferred: after the
-		// enforced ones, before cancel), on the step as the agent gave it, before any redaction.
+		// enforced ones, before cancel), on the step as the agent gave it, before any redaction. When
+		// the enforced controls were evaluated, the shadow ones were with them (EvaluateWithShadow: on
+		// the session state before the step); otherwise they are evaluated now.
 		given := *step
-		defer a.observeShadow(ectx, p.sdk, &given, stage, cfg)
+		defer func() {
+			if shadowDone {
+				a.recordShadow(ectx, &given, stage, cfg, shadowRes)
+			} else {
+				a.observeShadow(ectx, p.sdk, &given, stage, cfg)
+			}
+		}()
 	}
 	var steer error
 	if p.sdk.Applies(step, stage) {
@@ -133,7 +144,14 @@ func (a *Agent) check(ctx context.Context, step *guard.Step, stage guard.Stage, 
 			// Nothing to record, log or redact: the decision-only path builds no per-control results.
 			err = p.sdk.Check(ectx, step, stage)
 		} else {
-			res, eerr := p.sdk.Evaluate(ectx, step, stage)
+			var res *guard.Result
+			var eerr error
+			if shadow {
+				res, shadowRes, eerr = p.sdk.EvaluateWithShadow(ectx, step, stage)
+				shadowDone = eerr == nil
+			} else {
+				res, eerr = p.sdk.Evaluate(ectx, step, stage)
+			}
 			if eerr != nil {
 				return redacted, eerr
 			}
@@ -217,7 +235,15 @@ func (a *Agent) evaluateServer(ctx, ectx context.Context, p *policy, step *guard
 		}
 	}
 	given := *step
-	res, err := p.srv.Evaluate(ectx, step, stage)
+	shadow := a.events != nil && p.srv.HasShadow()
+	var res, shadowRes *guard.Result
+	var err error
+	if shadow {
+		// The shadow controls with the enforced ones, on the session state before the step.
+		res, shadowRes, err = p.srv.EvaluateWithShadow(ectx, step, stage)
+	} else {
+		res, err = p.srv.Evaluate(ectx, step, stage)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +259,9 @@ func (a *Agent) evaluateServer(ctx, ectx context.Context, p *policy, step *guard
 	a.observe(ctx, step, stage, cfg, res, true)
 	// The server records its shadow controls itself when it evaluates; in-process, the client does, on
 	// what the enforced controls left of the deadline and on the step they saw.
-	a.observeShadow(ectx, p.srv, &given, stage, cfg)
+	if shadow {
+		a.recordShadow(ectx, &given, stage, cfg, shadowRes)
+	}
 	return res, nil
 }
 

@@ -48,6 +48,22 @@ type bound struct {
 
 var thresholdOps = []string{"gt", "gte", "lt", "lte", "eq"}
 
+// Bound is one bound of a Threshold: Op is gt, gte, lt, lte or eq.
+type Bound struct {
+	Op    string
+	Value float64
+}
+
+// Bounds returns the bounds of t, in the order gt, gte, lt, lte, eq: the engine derives from them the
+// values an agent-wide counter may take without changing what t decides (the check of a commit).
+func (t *Threshold) Bounds() []Bound {
+	out := make([]Bound, len(t.bounds))
+	for i, b := range t.bounds {
+		out[i] = Bound{Op: b.op, Value: b.v}
+	}
+	return out
+}
+
 func newThresholdFromConfig(config map[string]any, _ Options) (Evaluator, error) {
 	t := &Threshold{}
 	for _, op := range thresholdOps {

@@ -57,7 +57,15 @@ func (s *Server) evaluateTraced(w http.ResponseWriter, r *http.Request, sp trace
 	// they never delay the answer past it (issue 23: a fresh deadline per pass doubled the bound).
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.evalTimeout)
 	defer cancel()
-	res, err := eng.Evaluate(ctx, req.Step, stage)
+	// Shadow controls are evaluated with the enforced ones, on the session state as it was before the
+	// step (EvaluateWithShadow), and recorded once the enforced outcome is.
+	shadow := eng.HasShadow() && s.cfg.obs.enabled && s.cfg.obs.recorder != nil
+	var res, shadowRes *guard.Result
+	if shadow {
+		res, shadowRes, err = eng.EvaluateWithShadow(ctx, req.Step, stage)
+	} else {
+		res, err = eng.Evaluate(ctx, req.Step, stage)
+	}
 	if err != nil {
 		s.failEvaluation(w, r, sp, err)
 		return
@@ -66,8 +74,8 @@ func (s *Server) evaluateTraced(w http.ResponseWriter, r *http.Request, sp trace
 		res = s.settleApproval(r, eng, agent, req.Step, stage, res)
 	}
 	s.afterEvaluation(r, agent, req.Step, stage, res)
-	if eng.HasShadow() {
-		s.evaluateShadow(ctx, r, eng, agent, req.Step, stage)
+	if shadow {
+		s.recordShadow(r, agent, req.Step, stage, shadowRes)
 	}
 	cancel()
 	if sp != nil {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"math/rand/v2"
@@ -147,21 +146,14 @@ func newTraceIDs() (traceID, spanID string) {
 	return hex.EncodeToString(b[:16]), hex.EncodeToString(b[16:])
 }
 
-// evaluateShadow evaluates the agent's shadow controls on the step and records what they would have
-// decided as shadow events. Their result is never part of the response; an engine without shadow
-// controls never gets here. ctx carries the request's one evaluation deadline, already partly spent by
-// the enforced controls: the shadow controls get what is left, none once it has passed (counted in
-// shadow_evaluations_total by outcome).
-func (s *Server) evaluateShadow(ctx context.Context, r *http.Request, eng *guard.Engine, agent string, step *guard.Step, stage guard.Stage) {
-	if !s.cfg.obs.enabled || s.cfg.obs.recorder == nil {
-		return // nothing would be kept: the evaluation would be wasted
-	}
-	if ctx.Err() != nil {
+// recordShadow records what the agent's shadow controls would have decided (res, from
+// Engine.EvaluateWithShadow) as shadow events. Their result is never part of the response. res is nil
+// when the request's one evaluation deadline had passed once the enforced controls were evaluated: the
+// shadow controls get what is left, none once it has passed (counted in shadow_evaluations_total by
+// outcome).
+func (s *Server) recordShadow(r *http.Request, agent string, step *guard.Step, stage guard.Stage, res *guard.Result) {
+	if res == nil {
 		s.cfg.obs.metrics.ObserveShadow(observability.ShadowSkipped)
-		return
-	}
-	res, err := eng.EvaluateShadow(ctx, step, stage)
-	if err != nil || res == nil {
 		return
 	}
 	s.cfg.obs.metrics.ObserveShadow(shadowOutcome(res))

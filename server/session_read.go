@@ -56,6 +56,9 @@ type counterOut struct {
 	Value  float64 `json:"value"`  // the value now (0 once its window has passed)
 	// WindowStart is when the current window began (omitted without a window).
 	WindowStart *time.Time `json:"window_start,omitempty"`
+	// Shadow marks the would-be counter of a shadow control that no enforced control keeps (omitted
+	// otherwise): what the counter would be were the shadow controls enforced.
+	Shadow bool `json:"shadow,omitempty"`
 }
 
 type stepRecordOut struct {
@@ -143,13 +146,17 @@ func toSessionOut(agent, id string, sess, ag *guard.SessionState, now time.Time)
 }
 
 // countersOut names the counters of a state. A counter's key is the engine's (session_selector.go,
-// counterKey): "c" (count) or "s" (sum), the window in milliseconds, ":", the name; a key of another
-// form is shown as its raw text (TestSessionReadCounters ties the two together).
+// counterKey): "c" (count) or "s" (sum), the window in milliseconds, ":", the name, after "w" for a
+// shadow control's would-be counter; a key of another form is shown as its raw text (TestSessionReadCounters ties the two together).
 func countersOut(cs []guard.Counter, now time.Time) []counterOut {
 	out := make([]counterOut, 0, len(cs))
 	for _, c := range cs {
 		co := counterOut{Kind: "counter", Name: c.Key, Value: c.Value}
-		head, name, ok := strings.Cut(c.Key, ":")
+		key := c.Key
+		if guard.IsShadowCounter(key) {
+			co.Shadow, key = true, key[1:]
+		}
+		head, name, ok := strings.Cut(key, ":")
 		if ms, err := strconv.ParseInt(head[min(1, len(head)):], 10, 64); ok && err == nil && ms >= 0 && (head[0] == 'c' || head[0] == 's') {
 			co.Kind, co.Name = "count", name
 			if head[0] == 's' {

@@ -13,8 +13,10 @@
 // the step again on it and commits again (a second round trip, only then; never a wrong decision).
 //
 // Agent-wide counters (agent.* selectors) are cached likewise, from the replica's own commits and the
-// published ones: across replicas they lag by the messages not yet received (docs/operations.md,
-// "Sessions").
+// published ones: across replicas they lag by the messages not yet received, which never lets a limit
+// through: the script adds to them only if each counter the step's controls read is still within the
+// range they decided on (guard.CounterCheck), in the same call, and answers the current counters
+// otherwise (docs/operations.md, "Sessions").
 package sessionredis
 
 import (
@@ -23,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -183,8 +186,12 @@ func (s *Store) forgetAll() {
 
 // commitScript: KEYS[1] the session, KEYS[2] the agent. ARGV: [1] write the session (1/0), [2] base
 // version, [3] next state (JSON, starting {"v":N), [4] TTL ms, [5] now ms, [6] agent adds (JSON list of
-// {k,w,a}, "" for none), [7] agent TTL ms, [8] the channel, [9] the agent, [10] the session. Returns {1,
-// false, agent hash} or {0, stored state or false, false}.
+// {k,w,a}, "" for none), [7] agent TTL ms, [8] the channel, [9] the agent, [10] the session, [11] agent
+// checks (JSON list of {k,w,lo?,hi?}, "" for none). Returns {1, false, agent hash}, {0, stored state or
+// false, agent hash or false} on a version conflict (the hash when there are checks), or {2, false, agent
+// hash} when a checked agent counter, with the adds, would leave its range [lo, hi]. Nothing is written
+// unless every check holds: the check and the add are one atomic step (guard.CounterCheck), so that a
+// limit of N admits N steps however many replicas race.
 //
 // The agent hash holds a version in the field agentVersionField, set on every add to Redis's clock in
 // µs (or the last version + 1 if that is not later), so that a replica keeps the later of two agent
@@ -194,26 +201,58 @@ func (s *Store) forgetAll() {
 // (decodeMessage), each part empty when the commit did not change it. A message is bounded by the
 // caps of a state (labels, counters, step records).
 var commitScript = redis.NewScript(`
+local cur = false
 if ARGV[1] == '1' then
-  local cur = redis.call('GET', KEYS[1])
+  cur = redis.call('GET', KEYS[1])
   local v = 0
   if cur then v = tonumber(string.match(cur, '^{"v":(%d+)')) or 0 end
-  if v ~= tonumber(ARGV[2]) then return {0, cur or false, false} end
-  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+  if v ~= tonumber(ARGV[2]) then
+    local ag = false
+    if ARGV[11] ~= '' then ag = redis.call('HGETALL', KEYS[2]) end
+    return {0, cur, ag}
+  end
 end
-local all = false
-if ARGV[6] ~= '' then
-  local now = tonumber(ARGV[5])
-  for _, a in ipairs(cjson.decode(ARGV[6])) do
-    local start, val = now, 0
-    local f = redis.call('HGET', KEYS[2], a.k)
-    if f then
-      local s, n = string.match(f, '^(%-?%d+)|(.+)$')
-      start, val = tonumber(s), tonumber(n)
+local now = tonumber(ARGV[5])
+local vals = {}
+local function counter(k)
+  local e = vals[k]
+  if e then return e end
+  e = {now, 0}
+  local f = redis.call('HGET', KEYS[2], k)
+  if f then
+    local s, n = string.match(f, '^(%-?%d+)|(.+)$')
+    e[1], e[2] = tonumber(s), tonumber(n)
+  end
+  vals[k] = e
+  return e
+end
+local adds = {}
+if ARGV[6] ~= '' then adds = cjson.decode(ARGV[6]) end
+for _, a in ipairs(adds) do
+  local e = counter(a.k)
+  if a.w > 0 and now - e[1] >= a.w then e[1], e[2] = now, 0 end
+  e[2] = e[2] + a.a
+end
+if ARGV[11] ~= '' then
+  for _, c in ipairs(cjson.decode(ARGV[11])) do
+    local e = counter(c.k)
+    local x = e[2]
+    if c.w > 0 and now - e[1] >= c.w then x = 0 end
+    if (c.lo and x < c.lo) or (c.hi and x > c.hi) then
+      return {2, false, redis.call('HGETALL', KEYS[2])}
     end
-    if a.w > 0 and now - start >= a.w then start, val = now, 0 end
-    val = val + a.a
-    redis.call('HSET', KEYS[2], a.k, string.format('%d|%.17g', start, val))
+  end
+end
+if ARGV[1] == '1' then redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4]) end
+local all = false
+if #adds > 0 then
+  local written = {}
+  for _, a in ipairs(adds) do
+    if not written[a.k] then
+      written[a.k] = true
+      local e = vals[a.k]
+      redis.call('HSET', KEYS[2], a.k, string.format('%d|%.17g', e[1], e[2]))
+    end
   end
   local t = redis.call('TIME')
   local v = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -257,16 +296,21 @@ func (s *Store) Commit(ctx context.Context, c *guard.SessionCommit) (bool, *guar
 		}
 		adds = string(b)
 	}
+	checks, err := encodeChecks(c.AgentChecks)
+	if err != nil {
+		return false, nil, err
+	}
 	keys := []string{s.sessionKey(c.Agent, c.Session), s.agentKey(c.Agent)}
 	raw, err := commitScript.Run(ctx, s.rdb, keys, write, c.Base, next, s.ttl.Milliseconds(), c.Now.UnixMilli(),
-		adds, agentTTL.Milliseconds(), s.channel, c.Agent, c.Session).Slice()
+		adds, agentTTL.Milliseconds(), s.channel, c.Agent, c.Session, checks).Slice()
 	if err != nil {
 		return false, nil, fmt.Errorf("sessionredis: %w", err)
 	}
 	if len(raw) != 3 {
 		return false, nil, errors.New("sessionredis: unexpected reply of the commit script")
 	}
-	if ok, _ := raw[0].(int64); ok != 1 {
+	switch code, _ := raw[0].(int64); code {
+	case 0: // the session's version moved
 		var cur *guard.SessionState
 		if str, isStr := raw[1].(string); isStr {
 			if cur, err = guard.DecodeSessionState([]byte(str)); err != nil {
@@ -274,7 +318,14 @@ func (s *Store) Commit(ctx context.Context, c *guard.SessionCommit) (bool, *guar
 			}
 		}
 		s.remember(c.Agent, c.Session, cur, false) // what is stored now, even if older than the cache
+		if fields, isList := raw[2].([]any); isList {
+			c.AgentState = s.rememberAgent(c.Agent, fields)
+		}
 		return false, cur, nil
+	case 2: // an agent-wide counter would leave the range its controls read it in
+		fields, _ := raw[2].([]any)
+		c.AgentState = s.rememberAgent(c.Agent, fields)
+		return false, c.BaseState, nil // the session's version matched: the state read is current
 	}
 	if write == "1" {
 		s.remember(c.Agent, c.Session, nextSt, true)
@@ -294,14 +345,47 @@ type agentEntry struct {
 // agentVersionField is the field of the agent hash the commit script versions every add with.
 const agentVersionField = "\x00v"
 
-// rememberAgent caches the agent-wide counters of an HGETALL reply, unless a later version is cached.
-func (s *Store) rememberAgent(agent string, fields []any) {
+// rememberAgent caches the agent-wide counters of an HGETALL reply, unless a later version is cached,
+// and returns them.
+func (s *Store) rememberAgent(agent string, fields []any) *guard.SessionState {
 	st, v := agentState(fields)
 	s.mu.Lock()
 	if old, ok := s.agents[agent]; !ok || old.v < v {
 		s.agents[agent] = agentEntry{v: v, st: st}
 	}
 	s.mu.Unlock()
+	return st
+}
+
+// checkWire is a guard.CounterCheck as the commit script reads it: an unbounded side is left out.
+type checkWire struct {
+	Key      string   `json:"k"`
+	WindowMS int64    `json:"w"`
+	Min      *float64 `json:"lo,omitempty"`
+	Max      *float64 `json:"hi,omitempty"`
+}
+
+// encodeChecks is the script's argument of the checks ("" for none).
+func encodeChecks(checks []guard.CounterCheck) (string, error) {
+	if len(checks) == 0 {
+		return "", nil
+	}
+	w := make([]checkWire, len(checks))
+	for i := range checks {
+		c := &checks[i]
+		w[i] = checkWire{Key: c.Key, WindowMS: c.WindowMS}
+		if !math.IsInf(c.Min, -1) {
+			w[i].Min = &c.Min
+		}
+		if !math.IsInf(c.Max, 1) {
+			w[i].Max = &c.Max
+		}
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return "", fmt.Errorf("sessionredis: %w", err)
+	}
+	return string(b), nil
 }
 
 // agentState is the state of the agent-wide counters of an HGETALL reply (field: start|value), and the

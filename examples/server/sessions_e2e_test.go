@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -198,4 +202,91 @@ func TestStepLabelsAcrossReplicas(t *testing.T) {
 		n++
 		return flow(fmt.Sprintf("after-%d", n))["decision"] == "allow"
 	})
+}
+
+// TestAgentLimitAcrossReplicas (issue 32, item 7): 50 parallel calls of distinct sessions, spread over
+// two replicas sharing one PostgreSQL database and one Redis, against an agent-wide limit of 5 calls a
+// minute: exactly 5 are admitted, the others are denied by the limit (none by a store error), and the
+// stored agent counter says 5 on either replica.
+func TestAgentLimitAcrossReplicas(t *testing.T) {
+	redisURL, prefix := testRedis(t)
+	var dbURL string
+	if os.Getenv(storetest.PostgresEnv) != "" {
+		dbURL = storetest.PostgresURL(t)
+	} else {
+		storetest.SkipWithoutSQLite(t)
+		dbURL = filepath.Join(t.TempDir(), "guard.db")
+	}
+	env := map[string]string{"DATABASE_URL": dbURL, "GUARD_SESSION_STORE": redisURL, "GUARD_SESSION_PREFIX": prefix}
+	a := startServer(t, env, "serve", "--migrate")
+	b := startServer(t, env)
+	a.call(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "limited"}})
+	id := int64(a.call(200, "PUT", "/api/v1/controls", map[string]any{"name": "agent-rate", "data": map[string]any{
+		"enabled": true, "scope": map[string]any{"stages": []string{"pre"}},
+		"condition": map[string]any{"selector": map[string]any{"path": "agent.count.call_api", "window": "1m"},
+			"evaluator": map[string]any{"name": "threshold", "config": map[string]any{"gt": 5}}},
+		"action": map[string]any{"decision": "deny"}}})["control_id"].(float64))
+	a.call(200, "POST", fmt.Sprintf("/api/v1/agents/limited/controls/%d", id), nil)
+
+	const calls, limit = 50, 5
+	type outcome struct {
+		status int
+		res    map[string]any
+		err    error
+	}
+	out := make([]outcome, calls)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range calls {
+		via := []*proc{a, b}[i%2]
+		wg.Go(func() {
+			body, _ := json.Marshal(map[string]any{"agent_name": "limited", "stage": "pre",
+				"step": map[string]any{"type": "tool", "name": "call_api", "context": map[string]any{"session_id": fmt.Sprintf("par-%d", i)}}})
+			<-start
+			resp, err := http.Post(via.base+"/api/v1/evaluation", "application/json", bytes.NewReader(body))
+			if err != nil {
+				out[i].err = err
+				return
+			}
+			defer resp.Body.Close()
+			out[i].status = resp.StatusCode
+			out[i].err = json.NewDecoder(resp.Body).Decode(&out[i].res)
+		})
+	}
+	close(start)
+	wg.Wait()
+	admitted := 0
+	for i, o := range out {
+		if o.err != nil || o.status != 200 {
+			t.Fatalf("call %d: %d %v", i, o.status, o.err)
+		}
+		switch o.res["decision"] {
+		case "allow":
+			admitted++
+		case "deny":
+			if reason, _ := o.res["reason"].(string); !strings.Contains(reason, "agent.count.call_api = 6") {
+				t.Errorf("call %d denied for another reason: %v", i, o.res)
+			}
+		default:
+			t.Errorf("call %d: %v", i, o.res)
+		}
+	}
+	if admitted != limit {
+		t.Fatalf("admitted %d of %d parallel calls over two replicas, want exactly %d", admitted, calls, limit)
+	}
+	for _, via := range []*proc{a, b} {
+		st := via.call(200, "GET", "/api/v1/agents/limited/sessions/par-0", nil)
+		cs, _ := st["agent_counters"].([]any)
+		if c, _ := first(cs).(map[string]any); len(cs) != 1 || c["name"] != "call_api" || c["value"] != float64(limit) {
+			t.Fatalf("agent counters read through %s: %v", via.base, st["agent_counters"])
+		}
+	}
+}
+
+// first is the first element of list (nil when empty).
+func first(list []any) any {
+	if len(list) == 0 {
+		return nil
+	}
+	return list[0]
 }
