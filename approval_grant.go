@@ -38,7 +38,7 @@ func (e *Engine) EvaluateGranted(ctx context.Context, step *Step, stage Stage, c
 		return res, err
 	}
 	var granted []ApprovalControl
-	for _, c := range e.approvalControlsOf(snap, res) {
+	for _, c := range e.approvalControlsOf(snap, res, true) {
 		if granting(controlIDs, c.ControlID) {
 			granted = append(granted, c)
 		}
@@ -53,19 +53,25 @@ func (e *Engine) EvaluateGranted(ctx context.Context, step *Step, stage Stage, c
 	return res, nil
 }
 
-// ApprovalControlsOf lists the controls with action.approval that count as matched in res (a result of
+// ApprovalControlsOf lists the controls with action.approval that genuinely matched in res (a result of
 // this engine), in evaluation order: after EvaluateGranted without ids, every approval control that
-// refuses the step.
+// refuses the step and would ask a person (a control that failed closed asks no one).
 func (e *Engine) ApprovalControlsOf(res *Result) []ApprovalControl {
-	return e.approvalControlsOf(e.load(), res)
+	return e.approvalControlsOf(e.load(), res, false)
 }
 
-func (e *Engine) approvalControlsOf(snap *snapshot, res *Result) []ApprovalControl {
+// approvalControlsOf is ApprovalControlsOf; withErrors counts the controls that failed closed too (a
+// grant that let such a control through is used: the step ran).
+func (e *Engine) approvalControlsOf(snap *snapshot, res *Result, withErrors bool) []ApprovalControl {
 	if res == nil || !snap.hasApproval {
 		return nil
 	}
+	lists := [][]ControlResult{res.Matches}
+	if withErrors {
+		lists = append(lists, res.Errors)
+	}
 	var out []ApprovalControl
-	for _, l := range [][]ControlResult{res.Matches, res.Errors} {
+	for _, l := range lists {
 		for i := range l {
 			cr := &l[i]
 			if !cr.Result.Matched {

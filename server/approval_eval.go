@@ -121,10 +121,17 @@ func (s *Server) useGrant(ctx context.Context, as guard.ApprovalStore, eng *guar
 	if ctl.Version != g.version {
 		return nil, errGrantChanged
 	}
+	// The evaluation with every approval control let through is the granted one, unless a control failed
+	// closed there (it may be an approval control outside the set, which the approver never saw): then
+	// only the set is let through.
 	gres := all
-	if gres == nil {
+	if gres == nil || failedClosed(gres) {
+		ids := make([]int64, len(set))
+		for i := range set {
+			ids[i] = set[i].ControlID
+		}
 		ectx, cancel := context.WithTimeout(ctx, s.cfg.evalTimeout)
-		gres, err = eng.EvaluateGranted(ectx, step, stage, controlID)
+		gres, err = eng.EvaluateGranted(ectx, step, stage, ids...)
 		cancel()
 		if err != nil {
 			return nil, err
@@ -145,6 +152,16 @@ func (s *Server) useGrant(ctx context.Context, as guard.ApprovalStore, eng *guar
 	gres.Approval.PayloadHash = hash
 	gres.Approval.URL = approvalPath(g.id)
 	return gres, nil
+}
+
+// failedClosed reports whether a control of res failed and counts as matched (on_error deny).
+func failedClosed(res *guard.Result) bool {
+	for i := range res.Errors {
+		if res.Errors[i].Result.Matched {
+			return true
+		}
+	}
+	return false
 }
 
 // grantedExecutionID is the control_execution_id of the granted control's entry: its event.
