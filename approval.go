@@ -69,8 +69,25 @@ type ApprovalRequest struct {
 	PayloadHash string `json:"payload_hash,omitempty"`
 	// GrantError says why a grant presented with the step did not let it through.
 	GrantError string `json:"grant_error,omitempty"`
+	// Controls lists every control with action.approval that refuses the step, the deciding one
+	// (ControlID) first, when there are several: one request covers them all, one decision decides it, one
+	// grant lets them all through (docs/approvals.md). Absent when one control asks.
+	Controls []ApprovalControl `json:"controls,omitempty"`
 
 	// TTL is the control's approval TTL (not on the wire: ExpiresAt is).
+	TTL time.Duration `json:"-"`
+}
+
+// ApprovalControl is one of the controls an approval request covers: with its version (a grant holds
+// only while every one of them is at the version it was approved at), its message and approvers.
+type ApprovalControl struct {
+	ControlID      int64  `json:"control_id"`
+	ControlVersion int    `json:"control_version"`
+	ControlName    string `json:"control_name"`
+	// Message is the control's approval message, else its refusal's reason.
+	Message   string   `json:"message,omitempty"`
+	Approvers []string `json:"approvers,omitempty"`
+	// TTL is the control's approval TTL (not on the wire).
 	TTL time.Duration `json:"-"`
 }
 

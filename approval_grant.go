@@ -11,16 +11,23 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// EvaluateGranted is Evaluate with one control let through: control controlID, when it carries
-// action.approval, is evaluated and listed as always but does not decide (its match neither blocks nor
-// ends the evaluation), so the step is decided by the other controls. When the control counted as matched
-// and nothing else blocked, Result.Approval is {status: granted} naming it: the caller (the server, after
-// checking a grant bound to this step) consumes the grant then, and only then.
+// EvaluateGranted is Evaluate with controls let through: each control of controlIDs that carries
+// action.approval (every such control of the engine when controlIDs is empty) is evaluated and listed as
+// always but does not decide (its match neither blocks nor ends the evaluation), so the step is decided by
+// the other controls. When nothing else blocked and a let-through control counted as matched,
+// Result.Approval is {status: granted} naming the first of them, with Controls listing every one that
+// matched, in evaluation order: the caller (the server, after checking a grant bound to this step)
+// consumes the grant then, and only then. When another control with action.approval refuses the step,
+// Result.Approval is the request it asks for, as from Evaluate.
 //
-// A control without action.approval, or not in the engine, is not let through: the result is Evaluate's.
-// The cost is a copy of the compiled control list per call: grants are rare and used once.
-func (e *Engine) EvaluateGranted(ctx context.Context, step *Step, stage Stage, controlID int64) (*Result, error) {
-	g := e.load().granting(controlID)
+// With no ids, it answers which approval controls a step refused by one of them meets: the set one
+// approval request covers (docs/approvals.md, several approval controls on one step).
+//
+// When none of controlIDs has action.approval, the result is Evaluate's. The cost is a copy of the
+// compiled control list per call: grants are rare and used once.
+func (e *Engine) EvaluateGranted(ctx context.Context, step *Step, stage Stage, controlIDs ...int64) (*Result, error) {
+	snap := e.load()
+	g := snap.granting(controlIDs...)
 	if g == nil {
 		return e.Evaluate(ctx, step, stage)
 	}
@@ -30,33 +37,134 @@ func (e *Engine) EvaluateGranted(ctx context.Context, step *Step, stage Stage, c
 	if err != nil || res.Approval != nil || !res.IsSafe {
 		return res, err
 	}
-	for _, l := range [][]ControlResult{res.Matches, res.Errors} {
+	var granted []ApprovalControl
+	for _, c := range e.approvalControlsOf(snap, res, true) {
+		if granting(controlIDs, c.ControlID) {
+			granted = append(granted, c)
+		}
+	}
+	if len(granted) == 0 {
+		return res, nil
+	}
+	res.Approval = &ApprovalRequest{Status: ApprovalGranted, ControlID: granted[0].ControlID, ControlName: granted[0].ControlName}
+	if len(granted) > 1 {
+		res.Approval.Controls = granted
+	}
+	return res, nil
+}
+
+// ApprovalControlsOf lists the controls with action.approval that genuinely matched in res (a result of
+// this engine), in evaluation order: after EvaluateGranted without ids, every approval control that
+// refuses the step and would ask a person (a control that failed closed asks no one).
+func (e *Engine) ApprovalControlsOf(res *Result) []ApprovalControl {
+	return e.approvalControlsOf(e.load(), res, false)
+}
+
+// approvalControlsOf is ApprovalControlsOf; withErrors counts the controls that failed closed too (a
+// grant that let such a control through is used: the step ran).
+func (e *Engine) approvalControlsOf(snap *snapshot, res *Result, withErrors bool) []ApprovalControl {
+	if res == nil || !snap.hasApproval {
+		return nil
+	}
+	lists := [][]ControlResult{res.Matches}
+	if withErrors {
+		lists = append(lists, res.Errors)
+	}
+	var out []ApprovalControl
+	for _, l := range lists {
 		for i := range l {
-			if l[i].ControlID == controlID && l[i].Result.Matched {
-				res.Approval = &ApprovalRequest{Status: ApprovalGranted, ControlID: controlID, ControlName: l[i].ControlName}
-				return res, nil
+			cr := &l[i]
+			if !cr.Result.Matched {
+				continue
+			}
+			if c := snap.approvalControl(cr.ControlID); c != nil {
+				out = append(out, approvalOf(c, cr))
 			}
 		}
 	}
-	return res, nil
+	// Matches come before Errors: order them as they were evaluated (deny, steer, each by id).
+	slices.SortStableFunc(out, func(a, b ApprovalControl) int { return cmpEvalOrder(snap, a.ControlID, b.ControlID) })
+	return out
+}
+
+// granting reports whether id is let through by the ids given to EvaluateGranted (all when none).
+func granting(ids []int64, id int64) bool { return len(ids) == 0 || slices.Contains(ids, id) }
+
+// approvalOf describes the approval control c from its entry cr of a result.
+func approvalOf(c *cControl, cr *ControlResult) ApprovalControl {
+	msg := c.approval.Message
+	if msg == "" {
+		msg = reasonText(c.name, c.decision, cr.Result.Message, cr.Result.Error != "", cr.Metadata, cr.SteeringContext)
+	}
+	return ApprovalControl{ControlID: c.id, ControlVersion: c.version, ControlName: c.name, Message: msg,
+		Approvers: c.approval.Approvers, TTL: c.approval.TTL()}
+}
+
+// cmpEvalOrder orders two controls of s as Evaluate does: deny, then steer, then the others, each by id.
+func cmpEvalOrder(s *snapshot, a, b int64) int {
+	ca, cb := s.controls[s.indexOf(a)].class, s.controls[s.indexOf(b)].class
+	if ca != cb {
+		return int(ca) - int(cb)
+	}
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// indexOf is the position of control id in s.controls (-1 when absent).
+func (s *snapshot) indexOf(id int64) int {
+	for i := range s.controls {
+		if s.controls[i].id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// approvalControl is control id of s when it carries action.approval, else nil.
+func (s *snapshot) approvalControl(id int64) *cControl {
+	if i := s.indexOf(id); i >= 0 && s.controls[i].approval != nil {
+		return &s.controls[i]
+	}
+	return nil
 }
 
 // HasApproval reports whether the engine holds an enforced control with action.approval.
 func (e *Engine) HasApproval() bool { return e.load().hasApproval }
 
-// granting returns a copy of s in which control id, if it has action.approval, is of the class of the
-// controls that never block (as in a shadow engine): the indexes and prefilters are shared, they do not
-// depend on the class. nil when there is no such control. TestGrantingCopiesEverySnapshotField keeps
-// this copy complete when snapshot gains a field.
-func (s *snapshot) granting(id int64) *snapshot {
-	at := -1
+// ApprovalControls is the number of enforced controls with action.approval the engine holds: with more
+// than one, a step one of them refuses may be refused by others too, and one request covers them all.
+func (e *Engine) ApprovalControls() int {
+	s := e.load()
+	if !s.hasApproval {
+		return 0
+	}
+	n := 0
 	for i := range s.controls {
-		if s.controls[i].id == id && s.controls[i].approval != nil {
-			at = i
-			break
+		if s.controls[i].approval != nil {
+			n++
 		}
 	}
-	if at < 0 {
+	return n
+}
+
+// granting returns a copy of s in which the controls ids (every control with action.approval when ids
+// is empty) that have action.approval are of the class of the controls that never block (as in a shadow
+// engine): the indexes and prefilters are shared, they do not depend on the class. nil when there is no
+// such control. TestGrantingCopiesEverySnapshotField keeps this copy complete when snapshot gains a
+// field.
+func (s *snapshot) granting(ids ...int64) *snapshot {
+	var at []int
+	for i := range s.controls {
+		if s.controls[i].approval != nil && granting(ids, s.controls[i].id) {
+			at = append(at, i)
+		}
+	}
+	if len(at) == 0 {
 		return nil
 	}
 	g := &snapshot{
@@ -72,7 +180,9 @@ func (s *snapshot) granting(id int64) *snapshot {
 		live:        s.live,
 		liveMin:     s.liveMin,
 	}
-	g.controls[at].class = classOther
+	for _, i := range at {
+		g.controls[i].class = classOther
+	}
 	g.pool.New = func() any { return newScratch(g) }
 	return g
 }

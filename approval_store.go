@@ -40,9 +40,13 @@ type ApprovalRecord struct {
 	Step      json.RawMessage `json:"step"`
 	Message   string          `json:"message,omitempty"`
 	Approvers []string        `json:"approvers"`
-	Status    string          `json:"status"`
-	CreatedAt time.Time       `json:"created_at"`
-	ExpiresAt time.Time       `json:"expires_at"`
+	// Controls are the controls with action.approval the request covers, ControlID's first: a step that
+	// several of them refuse has one request for them all, decided once, whose grant lets them all
+	// through (docs/approvals.md). One entry for a request of one control.
+	Controls  []ApprovalControl `json:"controls"`
+	Status    string            `json:"status"`
+	CreatedAt time.Time         `json:"created_at"`
+	ExpiresAt time.Time         `json:"expires_at"`
 	// TTL is the control's approval TTL: the grant is valid this long after the approval.
 	TTL       time.Duration `json:"-"`
 	DecidedAt *time.Time    `json:"decided_at,omitempty"`

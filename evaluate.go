@@ -220,7 +220,9 @@ func clampConfidence(c float64) float64 {
 //
 // Controls are evaluated, and appear in each list, in this order: deny controls, then steer controls,
 // then the others, each group by control id. Once a deny control has matched, the remaining controls are
-// not evaluated and are not listed. Controls with external evaluators run concurrently (see
+// not evaluated and are not listed, except that the remaining controls with action.redact are evaluated
+// for Result.Redacted alone (what a refused step leaves behind, an approval request or a captured step,
+// carries the redactions of every redacting control that matches it). Controls with external evaluators run concurrently (see
 // WithMaxConcurrency); after a deny, the ones still running are cancelled and not listed.
 //
 // Decision: deny if a deny control counts as matched, else steer if a steer control does, else allow.
@@ -281,12 +283,14 @@ func (e *Engine) evaluate(ctx context.Context, snap *snapshot, step *Step, stage
 	b := resultBuilder{res: res, snap: snap, denyAt: -1, denyErrAt: -1, steerAt: -1, steerErrAt: -1, minConf: 1}
 	b.ids.rng = sc.ids
 	reuse := true
+	stop := len(cands) // candidates from stop on were not listed: a deny ended the evaluation before them
 	if snap.hasExternal && r.needsConcurrency(cands, false) {
 		var outs []outcome
 		outs, reuse = r.concurrent(cands, false, e.cfg.maxConcurrency)
 		var cnt listCounts
 		for pos := range outs {
 			if outs[pos].done && !cnt.add(&outs[pos].out, snap.controls[cands[pos]].class) {
+				stop = pos + 1
 				break
 			}
 		}
@@ -322,6 +326,7 @@ func (e *Engine) evaluate(ctx context.Context, snap *snapshot, step *Step, stage
 			}
 		}
 		sc.recs = recs
+		stop = done
 		b.size(&cnt)
 		ruledOut := nodeOut{conf: 1}
 		k := 0
@@ -338,6 +343,18 @@ func (e *Engine) evaluate(ctx context.Context, snap *snapshot, step *Step, stage
 		}
 	}
 	b.finish()
+	if snap.hasRedact && stop < len(cands) {
+		// A deny ended the evaluation: what the refused step still leaves behind (an approval request, a
+		// captured step) carries the redactions of the redacting controls after it too.
+		after, rr := r.redactingAfter(cands[stop:], reuse)
+		if after != nil {
+			res.Redacted = rr.redaction(append(b.redacting, after...), stage)
+			b.redacting = nil
+		}
+		if rr.sc != sc {
+			snap.putScratch(rr.sc)
+		}
+	}
 	if b.redacting != nil {
 		res.Redacted = r.redaction(b.redacting, stage)
 	}
@@ -345,6 +362,34 @@ func (e *Engine) evaluate(ctx context.Context, snap *snapshot, step *Step, stage
 		snap.putScratch(sc)
 	}
 	return res
+}
+
+// redactingAfter evaluates the controls with action.redact among rest, the candidates a deny left
+// unevaluated, and returns those that count as matched (nil when none), with the run whose scratch holds
+// their outcomes. They are not listed in the result (a deny ends the evaluation): they only redact. When
+// the evaluation's scratch may still be read by evaluators a deny abandoned (shared false), they run on a
+// fresh one, which the caller returns to the pool.
+func (r *run) redactingAfter(rest []int32, shared bool) ([]*cControl, *run) {
+	var out []*cControl
+	rr := r
+	for _, ci := range rest {
+		c := &r.snap.controls[ci]
+		if c.redactWith == "" {
+			continue
+		}
+		if rr == r && !shared {
+			fresh := *r
+			fresh.sc = r.snap.getScratch()
+			fresh.sc.sess = r.sc.sess
+			rr = &fresh
+		}
+		o := rr.node(&c.root)
+		rr.start = time.Time{}
+		if o.effective() {
+			out = append(out, c)
+		}
+	}
+	return out, rr
 }
 
 // outRec is the outcome of one control of a sequential evaluation, kept in the scratch until the result

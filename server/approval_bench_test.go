@@ -20,6 +20,7 @@ func BenchmarkGrantCheck(b *testing.B) {
 	exp := time.Now().Add(time.Hour)
 	tok := signGrant(key, &guard.ApprovalRecord{ID: "5b0c8a52-4f8e-4b7e-9d6a-0f3b1a2c3d4e", AgentName: "support-bot", ControlID: 7,
 		ControlVersion: 3, StepType: "tool", StepName: "refund", Stage: guard.StagePre, PayloadHash: hash, GrantExpiresAt: &exp})
+	set := []guard.ApprovalControl{{ControlID: 7}}
 	b.ReportAllocs()
 	now := time.Now()
 	for b.Loop() {
@@ -31,7 +32,7 @@ func BenchmarkGrantCheck(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if ok, err := g.verify(key, "support-bot", 7, step, guard.StagePre, h, now); !ok || err != nil {
+		if ok, err := g.verify(key, "support-bot", set, step, guard.StagePre, h, now); !ok || err != nil {
 			b.Fatal(ok, err)
 		}
 	}

@@ -22,7 +22,9 @@ const GrantContextKey = "guard_approval_grant"
 // unpadded base64url HMAC-SHA256, keyed by the database's approval secret (server_secrets.approval_hmac,
 // kept like the cursor secret: every replica on one database verifies every other's grants), over
 // grantMACLabel and, each as a uvarint length then its bytes, the approval id, agent name, control id,
-// control version, step type, step name, stage, payload hash and expiry (decimal). The token carries only
+// control version, step type, step name, stage, payload hash and expiry (decimal), then, for a request that
+// covers several approval controls, the id and version (decimal) of each further control, in the
+// request's order (a grant of one control is signed as before them). The token carries only
 // what the presenting step cannot say itself (which request, which control version, until when): the rest
 // is taken from the step being evaluated, so a grant verifies only for the step it was given for, and
 // checking it needs no decoding. Whether the request is still approved and unused is the database's to
@@ -42,6 +44,8 @@ type grantFields struct {
 	stepType, stepName, stage string
 	payloadHash               string
 	expires                   int64
+	// further are the controls the request covers beside controlID (their ids and versions are signed).
+	further []guard.ApprovalControl
 }
 
 var b64 = base64.RawURLEncoding
@@ -82,6 +86,10 @@ func grantMAC(key []byte, f *grantFields) [sha256.Size]byte {
 	put(f.stage)
 	put(f.payloadHash)
 	put(string(strconv.AppendInt(num[:0], f.expires, 10)))
+	for i := range f.further {
+		put(string(strconv.AppendInt(num[:0], f.further[i].ControlID, 10)))
+		put(string(strconv.AppendInt(num[:0], int64(f.further[i].ControlVersion), 10)))
+	}
 	m.Write(b)
 	var out [sha256.Size]byte
 	m.Sum(out[:0])
@@ -93,6 +101,9 @@ func grantMAC(key []byte, f *grantFields) [sha256.Size]byte {
 func signGrant(key []byte, rec *guard.ApprovalRecord) string {
 	f := grantFields{id: rec.ID, agent: rec.AgentName, controlID: rec.ControlID, version: rec.ControlVersion,
 		stepType: rec.StepType, stepName: rec.StepName, stage: string(rec.Stage), payloadHash: rec.PayloadHash}
+	if len(rec.Controls) > 1 {
+		f.further = rec.Controls[1:]
+	}
 	if rec.GrantExpiresAt != nil {
 		f.expires = rec.GrantExpiresAt.Unix()
 	}
@@ -107,6 +118,7 @@ var (
 	errGrantExpired   = errors.New("the grant has expired")
 	errGrantAgent     = errors.New("the grant was given to another agent")
 	errGrantControl   = errors.New("the grant was given for another control")
+	errGrantSet       = errors.New("the grant was given for other approval controls (the controls that refuse the step changed since the approval)")
 	errGrantStep      = errors.New("the grant was given for another step or stage")
 	errGrantPayload   = errors.New("the grant was given for other arguments (payload hash differs)")
 	errGrantChanged   = errors.New("the control changed since the approval")
@@ -157,11 +169,12 @@ func parseGrant(v any) (*grantToken, error) {
 	return g, nil
 }
 
-// verify reports whether g was signed for this step: agent, control, step type, name and stage, payload
+// verify reports whether g was signed for this step: agent, the approval controls that refuse it (set:
+// the deciding one first, then the further ones with their versions), step type, name and stage, payload
 // hash (and the id, version and expiry it carries), then whether it is still valid at now.
-func (g *grantToken) verify(key []byte, agent string, controlID int64, step *guard.Step, stage guard.Stage, hash string, now time.Time) (ok bool, err error) {
-	want := grantMAC(key, &grantFields{id: g.id, agent: agent, controlID: controlID, version: g.version,
-		stepType: step.Type, stepName: step.Name, stage: string(stage), payloadHash: hash, expires: g.expires})
+func (g *grantToken) verify(key []byte, agent string, set []guard.ApprovalControl, step *guard.Step, stage guard.Stage, hash string, now time.Time) (ok bool, err error) {
+	want := grantMAC(key, &grantFields{id: g.id, agent: agent, controlID: set[0].ControlID, version: g.version,
+		stepType: step.Type, stepName: step.Name, stage: string(stage), payloadHash: hash, expires: g.expires, further: set[1:]})
 	if !hmac.Equal(want[:], g.mac[:]) {
 		return false, nil
 	}
@@ -174,18 +187,45 @@ func (g *grantToken) verify(key []byte, agent string, controlID int64, step *gua
 // mismatch says why a grant whose MAC does not verify for this step was refused: against the request it
 // names, which binding differs; a grant that names no request, or whose request matches this step, was
 // forged or altered.
-func mismatch(rec *guard.ApprovalRecord, agent string, controlID int64, step *guard.Step, stage guard.Stage, hash string) error {
+func mismatch(rec *guard.ApprovalRecord, agent string, set []guard.ApprovalControl, step *guard.Step, stage guard.Stage, hash string) error {
 	switch {
 	case rec == nil:
 		return errGrantInvalid
 	case rec.AgentName != agent:
 		return errGrantAgent
-	case rec.ControlID != controlID:
+	case rec.ControlID != set[0].ControlID && len(rec.Controls) <= 1 && len(set) == 1:
 		return errGrantControl
+	case !sameControls(rec.Controls, set):
+		return errGrantSet
+	case !sameVersions(rec.Controls[1:], set[1:]):
+		return errGrantChanged
 	case rec.StepType != step.Type || rec.StepName != step.Name || rec.Stage != stage:
 		return errGrantStep
 	case rec.PayloadHash != hash:
 		return errGrantPayload
 	}
 	return errGrantInvalid
+}
+
+// sameControls reports whether a request's controls are the ids of set, in its order.
+func sameControls(recorded, set []guard.ApprovalControl) bool {
+	if len(recorded) != len(set) {
+		return false
+	}
+	for i := range set {
+		if recorded[i].ControlID != set[i].ControlID {
+			return false
+		}
+	}
+	return true
+}
+
+// sameVersions reports whether the controls of a and b (the same ids) are at the same versions.
+func sameVersions(a, b []guard.ApprovalControl) bool {
+	for i := range a {
+		if a[i].ControlVersion != b[i].ControlVersion {
+			return false
+		}
+	}
+	return true
 }

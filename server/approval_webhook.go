@@ -81,8 +81,10 @@ type webhookApproval struct {
 	Message     string          `json:"message,omitempty"`
 	Approvers   []string        `json:"approvers"`
 	Step        json.RawMessage `json:"step"`
-	ExpiresAt   time.Time       `json:"expires_at"`
-	URL         string          `json:"url"`
+	// Controls are every control the request covers (several approval controls refusing one step).
+	Controls  []guard.ApprovalControl `json:"controls"`
+	ExpiresAt time.Time               `json:"expires_at"`
+	URL       string                  `json:"url"`
 }
 
 func (h *webhook) enqueue(rec *guard.ApprovalRecord) {
@@ -94,11 +96,17 @@ func (h *webhook) enqueue(rec *guard.ApprovalRecord) {
 	if rec.Message != "" {
 		text += ": " + rec.Message
 	}
+	for _, c := range rec.Controls[min(1, len(rec.Controls)):] {
+		text += fmt.Sprintf("; and by control `%s`", c.ControlName)
+		if c.Message != "" {
+			text += ": " + c.Message
+		}
+	}
 	text += fmt.Sprintf("\n```%s```\nApprove or reject before %s: POST %s {\"decision\": \"approve\"|\"reject\"} (or the dashboard's Approvals).",
 		step, rec.ExpiresAt.Format(time.RFC3339), approvalPath(rec.ID))
 	body, err := json.Marshal(webhookBody{Text: text, Approval: webhookApproval{ID: rec.ID, AgentName: rec.AgentName, ControlID: rec.ControlID,
 		ControlName: rec.ControlName, StepType: rec.StepType, StepName: rec.StepName, Stage: rec.Stage, PayloadHash: rec.PayloadHash,
-		Message: rec.Message, Approvers: rec.Approvers, Step: rec.Step, ExpiresAt: rec.ExpiresAt, URL: approvalPath(rec.ID)}})
+		Message: rec.Message, Approvers: rec.Approvers, Step: rec.Step, Controls: rec.Controls, ExpiresAt: rec.ExpiresAt, URL: approvalPath(rec.ID)}})
 	if err != nil {
 		h.log.Warn("approval webhook: the notice cannot be encoded", zap.String("approval_id", rec.ID), zap.Error(err))
 		return

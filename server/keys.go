@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -151,6 +152,20 @@ func newKeyScope(agents []string) *keyScope {
 		}
 	}
 	return sc
+}
+
+// names lists the scope's agent names and patterns, sorted (nil for a global key).
+func (sc *keyScope) names() []string {
+	if sc == nil {
+		return nil
+	}
+	out := make([]string, 0, len(sc.exact)+len(sc.patterns))
+	for n := range sc.exact {
+		out = append(out, n)
+	}
+	out = append(out, sc.patterns...)
+	slices.Sort(out)
+	return out
 }
 
 // allows reports whether the scope reaches agent name; a nil scope reaches every agent.

@@ -223,6 +223,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	ts.do("GET", "/openapi.json", nil)
 	ts.do("GET", "/docs", nil)
 	ts.do("GET", "/api/v1/evaluators", nil)
+	ts.do("GET", "/api/v1/access", nil)
 	ts.do("PUT", "/api/v1/policies", map[string]any{"name": "p"})
 	ts.do("GET", "/api/v1/policies/9/controls", nil)
 	ts.initAgent("bot", map[string]any{"type": "tool", "name": "search", "input_schema": map[string]any{"type": "object"}})

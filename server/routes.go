@@ -38,6 +38,8 @@ func (s *Server) routes() []route {
 		f("GET", "/docs", levelPublic, s.docs),
 
 		f("GET", apiPrefix+"/evaluators", levelRuntime, s.listEvaluators),
+		// What the request's key may do (access.go): the dashboard enables what the key may use.
+		f("GET", apiPrefix+"/access", levelRuntime, s.access),
 
 		f("GET", apiPrefix+"/agents", levelRuntime, s.listAgents),
 		f("POST", apiPrefix+"/agents/initAgent", levelRuntime, s.initAgent),

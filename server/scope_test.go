@@ -161,6 +161,7 @@ func (f *scopeFixture) scopeCases() map[string][]scopeCase {
 		"GET /api/v1/keys/{key_name}":                                   {{path: "/api/v1/keys/k", want: 403}},
 		"POST /api/v1/keys/{key_name}/rotate":                           {{path: "/api/v1/keys/k/rotate", want: 403}},
 		"DELETE /api/v1/keys/{key_name}":                                {{path: "/api/v1/keys/k", want: 403}},
+		"GET /api/v1/access":                                            none, // the key's own permissions and agents: never another's
 		"GET /api/v1/approvals":                                         {{path: "/api/v1/approvals", want: 200}, {path: "/api/v1/approvals?agent_name=bravo-1", want: 404}},
 		"GET /api/v1/approvals/{approval_id}":                           {{path: "/api/v1/approvals/" + f.bravoApproval, want: 404}, {path: "/api/v1/approvals/" + f.bravoApproval + "?wait=1", want: 404}},
 		"POST /api/v1/approvals/{approval_id}":                          {{path: "/api/v1/approvals/" + f.bravoApproval, body: map[string]any{"decision": "approve"}, want: 404}},

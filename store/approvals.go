@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,7 +19,7 @@ var _ guard.ApprovalStore = (*Store)(nil)
 
 const approvalCols = `id, agent_name, control_id, control_version, control_name, step_type, step_name, stage, payload_hash,
 	step, message, approvers, status, ttl_seconds, created_at, expires_at, decided_at, decided_by, decided_via, comment,
-	grant_expires_at, used_at, used_execution_id`
+	grant_expires_at, used_at, used_execution_id, further_controls, control_set`
 
 // approvalRow is a row of approvals.
 type approvalRow struct {
@@ -45,6 +46,10 @@ type approvalRow struct {
 	GrantExpiresAt  sql.NullInt64 `db:"grant_expires_at"`
 	UsedAt          sql.NullInt64 `db:"used_at"`
 	UsedExecutionID string        `db:"used_execution_id"`
+	// FurtherControls are the controls the request covers beside control_id (JSON), ControlSet their
+	// "id:version" list ("" for a request of one control): one pending request per step and set.
+	FurtherControls string `db:"further_controls"`
+	ControlSet      string `db:"control_set"`
 }
 
 func optTime(v sql.NullInt64) *time.Time {
@@ -71,7 +76,34 @@ func (r *approvalRow) record(nowUS int64) guard.ApprovalRecord {
 	if err := json.Unmarshal([]byte(r.Approvers), &rec.Approvers); err != nil || rec.Approvers == nil {
 		rec.Approvers = []string{}
 	}
+	rec.Controls = []guard.ApprovalControl{{ControlID: rec.ControlID, ControlVersion: rec.ControlVersion, ControlName: rec.ControlName,
+		Message: rec.Message, Approvers: rec.Approvers}}
+	var further []guard.ApprovalControl
+	if err := json.Unmarshal([]byte(r.FurtherControls), &further); err == nil {
+		rec.Controls = append(rec.Controls, further...)
+	}
 	return rec
+}
+
+// furtherControls are the JSON and the set key of the controls rec covers beside its first.
+func furtherControls(rec *guard.ApprovalRecord) (string, string) {
+	if len(rec.Controls) <= 1 {
+		return "[]", ""
+	}
+	further := make([]guard.ApprovalControl, len(rec.Controls)-1)
+	set := make([]byte, 0, 16*len(further))
+	for i, c := range rec.Controls[1:] {
+		c.ControlName, c.Message = clean(c.ControlName), clean(c.Message)
+		further[i] = c
+		if i > 0 {
+			set = append(set, ',')
+		}
+		set = strconv.AppendInt(set, c.ControlID, 10)
+		set = append(set, ':')
+		set = strconv.AppendInt(set, int64(c.ControlVersion), 10)
+	}
+	b, _ := json.Marshal(further)
+	return string(b), string(set)
 }
 
 // OpenApproval implements guard.ApprovalStore.
@@ -92,15 +124,16 @@ func (s *Store) OpenApproval(ctx context.Context, rec guard.ApprovalRecord) (gua
 		ControlName: clean(rec.ControlName), StepType: clean(rec.StepType), StepName: clean(rec.StepName), Stage: string(rec.Stage),
 		PayloadHash: rec.PayloadHash, Step: cleanJSON(clean(string(rec.Step))), Message: clean(rec.Message), Approvers: string(approvers),
 		Status: guard.ApprovalPending, TTLSeconds: int64(ttl / time.Second), CreatedAt: nowUS, ExpiresAt: nowUS + ttl.Microseconds()}
+	row.FurtherControls, row.ControlSet = furtherControls(&rec)
 	if row.Step == "" {
 		row.Step = "null"
 	}
 	created := false
 	err := s.writeTx(ctx, func(tx *sqlx.Tx) error {
 		// The step's pending request, unexpired: a retry gets it back.
-		binding := `agent_name = ? AND control_id = ? AND control_version = ? AND step_type = ? AND step_name = ?
+		binding := `agent_name = ? AND control_id = ? AND control_version = ? AND control_set = ? AND step_type = ? AND step_name = ?
 			AND stage = ? AND payload_hash = ? AND status = 'pending'`
-		args := []any{row.AgentName, row.ControlID, row.ControlVersion, row.StepType, row.StepName, row.Stage, row.PayloadHash}
+		args := []any{row.AgentName, row.ControlID, row.ControlVersion, row.ControlSet, row.StepType, row.StepName, row.Stage, row.PayloadHash}
 		var prev approvalRow
 		err := tx.GetContext(ctx, &prev, s.q(`SELECT `+approvalCols+` FROM approvals WHERE `+binding+` AND expires_at > ?`), append(args, nowUS)...)
 		switch {
@@ -118,7 +151,7 @@ func (s *Store) OpenApproval(ctx context.Context, rec guard.ApprovalRecord) (gua
 		res, err := tx.NamedExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`) VALUES (:id, :agent_name, :control_id,
 			:control_version, :control_name, :step_type, :step_name, :stage, :payload_hash, :step, :message, :approvers,
 			:status, :ttl_seconds, :created_at, :expires_at, :decided_at, :decided_by, :decided_via, :comment, :grant_expires_at,
-			:used_at, :used_execution_id) ON CONFLICT DO NOTHING`, row)
+			:used_at, :used_execution_id, :further_controls, :control_set) ON CONFLICT DO NOTHING`, row)
 		if err != nil {
 			return err
 		}
@@ -158,7 +191,9 @@ func (s *Store) ListApprovals(ctx context.Context, q guard.ApprovalQuery) ([]gua
 		where, args = where+` AND agent_name = ?`, append(args, q.AgentName)
 	}
 	if q.ControlID != 0 {
-		where, args = where+` AND control_id = ?`, append(args, q.ControlID)
+		// The requests that cover the control, first or further (control_set is "id:version,...").
+		where, args = where+` AND (control_id = ? OR ',' || control_set LIKE ?)`,
+			append(args, q.ControlID, "%,"+strconv.FormatInt(q.ControlID, 10)+":%")
 	}
 	if q.PayloadHash != "" {
 		where, args = where+` AND payload_hash = ?`, append(args, q.PayloadHash)

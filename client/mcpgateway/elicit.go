@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -254,9 +256,25 @@ func elicitMessage(step *guard.Step, stage guard.Stage, ar *client.ApprovalRequi
 		}
 		shown = shown[:cut] + "…"
 	}
-	msg := fmt.Sprintf("The agent wants to %s `%s` with %s.\nguard control %q asks a person", what, step.Name, shown, ar.Approval.ControlName)
-	if ar.Approval.Message != "" {
-		msg += ": " + ar.Approval.Message
+	msg := fmt.Sprintf("The agent wants to %s `%s` with %s.\n", what, step.Name, shown)
+	if cs := ar.Approval.Controls; len(cs) > 1 {
+		// One request covers every approval control that refuses the call: the user answers for all.
+		names, reasons := make([]string, len(cs)), make([]string, 0, len(cs))
+		for i, c := range cs {
+			names[i] = strconv.Quote(c.ControlName)
+			if c.Message != "" {
+				reasons = append(reasons, c.Message)
+			}
+		}
+		msg += "guard controls " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " ask a person"
+		if len(reasons) > 0 {
+			msg += ": " + strings.Join(reasons, "; ")
+		}
+	} else {
+		msg += fmt.Sprintf("guard control %q asks a person", ar.Approval.ControlName)
+		if ar.Approval.Message != "" {
+			msg += ": " + ar.Approval.Message
+		}
 	}
 	return msg + fmt.Sprintf(".\nAllow this exact call once? (approval request %s)", ar.Approval.ID)
 }

@@ -65,6 +65,15 @@ func TestElicitMessage(t *testing.T) {
 	if msg != want {
 		t.Fatalf("message = %q", msg)
 	}
+	// A call that several approval controls refuse: one question names them all (issue 32).
+	several := &client.ApprovalRequiredError{Approval: guard.ApprovalRequest{ID: "req-10", ControlName: "deleting", Message: "Deleting needs a person",
+		Controls: []guard.ApprovalControl{{ControlName: "deleting", Message: "Deleting needs a person"}, {ControlName: "prod-repos", Message: "Production repositories need the owners"}}}}
+	msg = elicitMessage(&guard.Step{Name: "delete_repo", Input: map[string]any{"repo": "alpha"}}, guard.StagePre, several)
+	want = "The agent wants to call `delete_repo` with {\"repo\":\"alpha\"}.\nguard controls \"deleting\" and \"prod-repos\" ask a person: " +
+		"Deleting needs a person; Production repositories need the owners.\nAllow this exact call once? (approval request req-10)"
+	if msg != want {
+		t.Fatalf("message = %q", msg)
+	}
 	long := elicitMessage(&guard.Step{Name: "x", Input: map[string]any{"s": string(make([]byte, 5000))}}, guard.StagePre, ar)
 	if len(long) > maxElicitPayload+300 {
 		t.Fatalf("a long payload is not cut: %d bytes", len(long))

@@ -173,7 +173,7 @@ func testApprovalE2E(t *testing.T, env map[string]string) {
 	if strings.Contains(out, "jane@example.com") {
 		t.Fatalf("show printed the redacted e-mail:\n%s", out)
 	}
-	expectGuard(t, agentEnv, 1, []string{"admin key"}, "approvals", "approve", fourth)
+	expectGuard(t, agentEnv, 1, []string{"admin key", "approve permission"}, "approvals", "approve", fourth)
 	expectGuard(t, adminEnv, 0, []string{"Request " + fourth + " is approved.", "may now run this exact step once"},
 		"approvals", "approve", fourth, "--comment", "ok")
 	expectGuard(t, adminEnv, 1, []string{"409", "APPROVAL_DECIDED"}, "approvals", "reject", fourth)

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
@@ -20,7 +22,8 @@ func init() {
 const approvalsUsage = "guard approvals list [--agent NAME] [--status pending|approved|rejected|expired] [--limit N] | show ID | approve ID [--comment TEXT] | reject ID [--comment TEXT]  [--server URL]"
 
 // runApprovals is `guard approvals`: the approval requests (docs/approvals.md) from a terminal. list and
-// show need a key that may read (GUARD_API_KEY, regular or admin); approve and reject an admin key.
+// show need a key that may read (GUARD_API_KEY, regular or admin); approve and reject an admin key or a
+// key with the approve permission.
 func runApprovals(ctx context.Context, env *commandEnv, args []string) error {
 	fs := flag.NewFlagSet("approvals", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
@@ -76,7 +79,7 @@ func runApprovals(ctx context.Context, env *commandEnv, args []string) error {
 	default:
 		a, err := rm.api.DecideApproval(ctx, rest[0], verb == "approve", *comment)
 		if err != nil {
-			return rm.explain(err)
+			return explainDecision(rm, err)
 		}
 		fmt.Fprintf(env.stdout, "Request %s is %s.\n", a.ID, a.Status)
 		if a.Grant != "" {
@@ -127,4 +130,24 @@ func renderApproval(w io.Writer, a *client.Approval) {
 		pretty, _ := json.MarshalIndent(step, "", "  ")
 		fmt.Fprintf(w, "What would run:\n%s\n", pretty)
 	}
+}
+
+// decidingKeys names the keys that may decide an approval request.
+const decidingKeys = "an admin key (GUARD_ADMIN_API_KEYS) or a key with the approve permission (\"approve\": true in GUARD_API_KEYS_FILE)"
+
+// explainDecision is remote.explain for approve and reject: a key that may not decide is told which keys
+// may (remote.explain speaks of changing policy and of admin keys only).
+func explainDecision(r *remote, err error) error {
+	var ae *client.APIError
+	if errors.As(err, &ae) {
+		switch {
+		case ae.Status == http.StatusForbidden:
+			return fmt.Errorf("the key in GUARD_API_KEY may not decide approval requests on %s: set it to %s", r.url, decidingKeys)
+		case ae.Status == http.StatusUnauthorized && !r.hasKey:
+			return fmt.Errorf("the server at %s requires an API key to decide: set GUARD_API_KEY to %s", r.url, decidingKeys)
+		case ae.Status == http.StatusUnauthorized:
+			return fmt.Errorf("the server at %s does not accept the key in GUARD_API_KEY: set it to %s", r.url, decidingKeys)
+		}
+	}
+	return r.explain(err)
 }

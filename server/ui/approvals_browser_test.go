@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/guardrail-control/guard/server"
 )
 
 func refundApprovalControl() map[string]any {
@@ -79,6 +81,17 @@ func TestApprovalsInbox(t *testing.T) {
 			if got := a.text("#approval-decided"); !strings.Contains(got, "approved") {
 				t.Fatalf("decided = %q", got)
 			}
+			// The page shows the request as it now is: the badge says approved, not a stale pending, and
+			// who decided (issue 32).
+			if badge := a.text("#approval-facts .badge"); badge != "approved" {
+				t.Fatalf("status badge after the approval = %q", badge)
+			}
+			if facts := a.text("#approval-facts"); !strings.Contains(facts, "customer called") || !strings.Contains(facts, "anonymous") {
+				t.Fatalf("facts after the approval = %q", facts)
+			}
+			if n := eval[int](a, "decision buttons", `document.querySelectorAll('#approve, #reject').length`); n != 0 {
+				t.Fatal("the decided request still offers the buttons")
+			}
 
 			// The agent's grant lets that refund run once.
 			var got map[string]any
@@ -127,8 +140,84 @@ func TestApprovalsReadOnlyKey(t *testing.T) {
 	if dis := eval[bool](a, "buttons disabled", `document.getElementById('approve').disabled && document.getElementById('reject').disabled`); !dis {
 		t.Fatal("a read-only key may press approve")
 	}
-	if n := a.text("#approval-form"); !strings.Contains(n, "read-only key cannot decide") {
+	if n := a.text("#approval-form"); !strings.Contains(n, "cannot decide") || !strings.Contains(n, "approve permission") {
 		t.Fatalf("form = %q", n)
+	}
+	a.noPageErrors()
+}
+
+// approverKey is a key with the approve permission, limited to support-bot: the narrowest key
+// docs/approvals.md recommends for approvers.
+const approverKey = "approver-key-for-tests"
+
+// TestApprovalsApproverKey (issue 32, item 9): signed in with an approve-only key, the inbox is usable:
+// the buttons of a request of its agent are enabled, the approval goes through and the page shows it
+// approved; a request covering two approval controls lists both; the other pages stay read-only, and a
+// request of another agent is not found.
+func TestApprovalsApproverKey(t *testing.T) {
+	a := startApp(t, appOptions{auth: true, keys: []server.Key{
+		{Name: "finance-approver", Key: approverKey, Approve: true, Agents: []string{"support-bot"}},
+	}})
+	a.initAgent("support-bot", "answers customers")
+	a.initAgent("other-bot", "another team's agent")
+	id := a.createControl("refund-over-limit", refundApprovalControl())
+	second := refundApprovalControl()
+	second["condition"] = map[string]any{"selector": map[string]any{"path": "input.order"},
+		"evaluator": map[string]any{"name": "regex", "config": map[string]any{"pattern": "^A-"}}}
+	second["action"] = map[string]any{"decision": "deny", "approval": map[string]any{"message": "Orders A- need the account team", "approvers": []string{"accounts"}}}
+	id2 := a.createControl("orders-a-need-accounts", second)
+	for _, agent := range []string{"support-bot", "other-bot"} {
+		a.call("POST", fmt.Sprintf("/api/v1/agents/%s/controls/%d", agent, id), nil, http.StatusOK, nil)
+	}
+	a.call("POST", fmt.Sprintf("/api/v1/agents/support-bot/controls/%d", id2), nil, http.StatusOK, nil)
+	reqID := a.refund(2500, "")["approval"].(map[string]any)["id"].(string)
+	var other map[string]any
+	a.call("POST", "/api/v1/evaluation", map[string]any{"agent_name": "other-bot", "stage": "pre",
+		"step": map[string]any{"type": "tool", "name": "refund", "input": map[string]any{"order": "B-1", "amount": 5000}}}, http.StatusOK, &other)
+	otherID := other["approval"].(map[string]any)["id"].(string)
+
+	a.load("#/approvals/" + reqID)
+	a.signIn(approverKey)
+	a.waitRendered("#/approvals/" + reqID)
+	a.waitJS("the approver banner", `/Approver key/.test(document.getElementById('banner').textContent)`)
+	if s := a.text("#session"); !strings.Contains(s, "approver key") {
+		t.Fatalf("session box = %q", s)
+	}
+	if ctls := a.text("#approval-controls"); !strings.Contains(ctls, "refund-over-limit") || !strings.Contains(ctls, "orders-a-need-accounts") ||
+		!strings.Contains(ctls, "Orders A- need the account team") {
+		t.Fatalf("controls = %q", ctls)
+	}
+	if en := eval[bool](a, "buttons enabled", `!document.getElementById('approve').disabled && !document.getElementById('reject').disabled`); !en {
+		t.Fatal("an approve key cannot press approve")
+	}
+	if n := a.text("#approval-form"); strings.Contains(n, "cannot decide") {
+		t.Fatalf("form = %q", n)
+	}
+	a.click("#approve")
+	a.waitJS("the decision", `!!document.getElementById('approval-decided')`)
+	if badge := a.text("#approval-facts .badge"); badge != "approved" {
+		t.Fatalf("status badge after the approval = %q", badge)
+	}
+	if facts := a.text("#approval-facts"); !strings.Contains(facts, "finance-approver") {
+		t.Fatalf("decided by = %q", facts)
+	}
+	var got map[string]any
+	a.call("GET", "/api/v1/approvals/"+reqID, nil, http.StatusOK, &got)
+	if got["status"] != "approved" || got["decided_by"] != "finance-approver" {
+		t.Fatalf("approval = %v", got)
+	}
+	// The inbox lists it decided, under both controls' names.
+	a.goTo("#/approvals")
+	if h := a.text(`#approvals-history tr[data-id="` + reqID + `"]`); !strings.Contains(h, "approved") || !strings.Contains(h, "orders-a-need-accounts") {
+		t.Fatalf("history row = %q", h)
+	}
+	// Another agent's request does not exist for this key.
+	a.goTo("#/approvals/" + otherID)
+	a.waitJS("not found", `/not found/i.test(document.getElementById('main').textContent)`)
+	// Everything else stays read-only.
+	a.goTo("#/controls")
+	if dis := eval[bool](a, "new control disabled", `document.getElementById('new-control').disabled === true`); !dis {
+		t.Fatal("an approve key may create controls")
 	}
 	a.noPageErrors()
 }

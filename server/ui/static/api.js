@@ -16,6 +16,8 @@ export const session = {
   get key() { return sessionStorage.getItem(KEY) || ''; },
   set key(v) { if (v) sessionStorage.setItem(KEY, v); else sessionStorage.removeItem(KEY); },
   readOnly: false,
+  // canApprove: the key may decide approval requests (an admin key, or a key with the approve permission).
+  canApprove: true,
   onAuthNeeded: null,
 };
 
@@ -50,9 +52,20 @@ export function qs(params) {
   return s ? '?' + s : '';
 }
 
-// probeAccess finds out whether the key may change things: POST /controls/validate is an admin route, so
-// a regular key gets 403 there while an admin key (or no auth at all) gets a validation answer.
+// probeAccess finds out what the key may do from GET /access (admin: change controls, links, agents;
+// approve: decide approval requests, an admin key or a key with the approve permission). A server
+// before that route (404) is probed the old way: POST /controls/validate is an admin route, so a
+// regular key gets 403 there while an admin key (or no auth at all) gets a validation answer.
 export async function probeAccess() {
+  try {
+    const a = await api.get('/access');
+    session.readOnly = !a.admin;
+    session.canApprove = !!a.approve;
+    return !session.readOnly;
+  } catch (e) {
+    if (e.status === 401) throw e;
+    if (e.status !== 404) { session.readOnly = true; session.canApprove = false; return false; }
+  }
   try {
     await api.post('/controls/validate', { data: {} });
     session.readOnly = false;
@@ -60,6 +73,7 @@ export async function probeAccess() {
     if (e.status === 401) throw e;
     session.readOnly = e.status === 403;
   }
+  session.canApprove = !session.readOnly;
   return !session.readOnly;
 }
 

@@ -42,12 +42,14 @@ let generation = 0;
 function renderSession() {
   clear(sessionBox);
   if (session.key) {
-    sessionBox.append(h('span', {}, session.readOnly ? 'Signed in (read-only key)' : 'Signed in'),
-      h('button', { type: 'button', id: 'sign-out', onclick: () => { session.key = ''; session.readOnly = false; location.reload(); } }, 'Sign out'));
+    const kind = !session.readOnly ? '' : session.canApprove ? ' (approver key)' : ' (read-only key)';
+    sessionBox.append(h('span', {}, 'Signed in' + kind),
+      h('button', { type: 'button', id: 'sign-out', onclick: () => { session.key = ''; session.readOnly = false; session.canApprove = true; location.reload(); } }, 'Sign out'));
   }
-  banner.textContent = session.readOnly
-    ? 'Read-only: this API key can view but not change controls, links or agents (a key limited to agents sees only theirs). Sign in with an admin key to make changes.'
-    : '';
+  banner.textContent = !session.readOnly ? ''
+    : session.canApprove
+      ? 'Approver key: this API key can decide approval requests (Approvals) but not change controls, links or agents (a key limited to agents sees only theirs). Sign in with an admin key to make changes.'
+      : 'Read-only: this API key can view but not change controls, links or agents (a key limited to agents sees only theirs). Sign in with an admin key to make changes.';
   document.body.classList.toggle('read-only', session.readOnly);
 }
 

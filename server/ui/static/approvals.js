@@ -1,6 +1,7 @@
 // Approvals (issue 25): the inbox of approval requests opened by controls with action.approval, and one
 // request with the exact step that would run (redacted as captured steps are), to approve or reject with
-// a comment. Deciding needs an admin key: a read-only key sees the buttons disabled.
+// a comment. Deciding needs an admin key or a key with the approve permission (GET /access says which):
+// another key sees the buttons disabled. After a decision the page shows the request as it now is.
 import { h, errorBox, table, pageHead, fmtTime, field } from './dom.js';
 import { api, qs, session } from './api.js';
 
@@ -18,7 +19,7 @@ export async function approvalsView(el) {
   const row = (a) => h('tr', { dataset: { id: a.id } },
     h('td', {}, h('a', { href: '#/approvals/' + encodeURIComponent(a.id) }, `${a.step_type} ${a.step_name}`)),
     h('td', {}, a.agent_name),
-    h('td', {}, a.control_name),
+    h('td', {}, (a.controls && a.controls.length > 1 ? a.controls.map(c => c.control_name) : [a.control_name]).join(', ')),
     h('td', {}, statusBadge(a.status)),
     h('td', {}, fmtTime(a.created_at)));
   const heads = ['Step', 'Agent', 'Control', 'Status', 'Opened'];
@@ -32,16 +33,25 @@ export async function approvalsView(el) {
 }
 
 // approvalView shows one request: what would run, the decision, the grant's use; pending, the form.
-export async function approvalView(el, id) {
-  const a = await api.get('/approvals/' + encodeURIComponent(id));
+export async function approvalView(el, id, known) {
+  const a = known || await api.get('/approvals/' + encodeURIComponent(id));
   el.append(pageHead(`${a.step_type} ${a.step_name}`, h('a', { href: '#/approvals' }, 'All approvals')));
+  const several = a.controls && a.controls.length > 1;
+  const controlLink = (c) => [h('a', { href: '#/controls/' + c.control_id }, c.control_name), ` (version ${c.control_version})`];
+  // A step several approval controls refuse has one request for them all: each is listed with its
+  // message and approvers, and one decision decides for all of them.
+  const controls = several ? [['Controls', h('ul', { class: 'approval-controls', id: 'approval-controls' }, a.controls.map(c =>
+    h('li', {}, controlLink(c), c.message ? `: ${c.message}` : '', c.approvers && c.approvers.length ? ` (approvers: ${c.approvers.join(', ')})` : '')))]]
+    : [
+      ['Control', ...controlLink(a)],
+      a.message ? ['Message', a.message] : null,
+      a.approvers && a.approvers.length ? ['Approvers', a.approvers.join(', ')] : null,
+    ];
   const facts = [
     ['Status', statusBadge(a.status)],
     ['Agent', a.agent_name],
-    ['Control', h('a', { href: '#/controls/' + a.control_id }, a.control_name), ` (version ${a.control_version})`],
+    ...controls,
     ['Stage', a.stage],
-    a.message ? ['Message', a.message] : null,
-    a.approvers && a.approvers.length ? ['Approvers', a.approvers.join(', ')] : null,
     ['Opened', fmtTime(a.created_at)],
     ['Expires', fmtTime(a.expires_at)],
     a.decided_at ? ['Decided', `${fmtTime(a.decided_at)} by ${a.decided_by}${a.decided_via === 'mcp_elicitation' ? ' (answered in the MCP client)' : ''}`] : null,
@@ -57,14 +67,17 @@ export async function approvalView(el, id) {
 
   const comment = h('textarea', { id: 'approval-comment', rows: 2, maxlength: 2000 });
   const out = h('div', { id: 'approval-result', 'aria-live': 'polite' });
-  const ro = session.readOnly;
+  const ro = !session.canApprove;
   const decide = async (decision) => {
     for (const b of buttons) b.disabled = true;
     try {
       const res = await api.post('/approvals/' + encodeURIComponent(id), { decision, comment: comment.value.trim() || undefined });
-      out.replaceChildren(h('p', { id: 'approval-decided' }, `Request ${res.status}.`,
-        res.status === 'approved' ? ' The agent may now run this exact step once.' : ''));
-      form.replaceWith(h('p', { class: 'muted' }, 'Decided.'));
+      // The page shows the request as decided: its status, who decided, when; no buttons.
+      const decided = h('p', { id: 'approval-decided' }, `Request ${res.status}.`,
+        res.status === 'approved' ? ' The agent may now run this exact step once.' : '');
+      el.replaceChildren();
+      await approvalView(el, id, res);
+      el.append(h('div', { id: 'approval-result', 'aria-live': 'polite' }, decided));
     } catch (err) {
       out.replaceChildren(errorBox(err));
       for (const b of buttons) b.disabled = ro;
@@ -75,7 +88,7 @@ export async function approvalView(el, id) {
     h('button', { type: 'button', class: 'danger', id: 'reject', disabled: ro, onclick: () => decide('reject') }, 'Reject'),
   ];
   const form = h('div', { class: 'card', id: 'approval-form' }, h('h2', {}, 'Decide'),
-    ro ? h('p', { class: 'notice' }, 'A read-only key cannot decide: sign in with an admin key.') : null,
+    ro ? h('p', { class: 'notice' }, 'This key cannot decide: sign in with an admin key or a key with the approve permission.') : null,
     field('Comment (optional)', comment, 'recorded with the decision'),
     h('div', { class: 'actions' }, buttons));
   el.append(form, out);
