@@ -24,6 +24,11 @@ func main() {
 	repo := flag.String("repo", ".", "the repository root")
 	out := flag.String("o", "evaluator/promptattack/weights.bin.gz", "where to write the weights")
 	part := flag.String("report", "validate", "the part to report on: validate, calibrate or train (or none)")
+	o := training.Defaults
+	flag.IntVar(&o.Epochs, "epochs", o.Epochs, "training epochs (experiments only: the shipped weights use the defaults)")
+	flag.Float64Var(&o.LearningRate, "lr", o.LearningRate, "learning rate (experiments only)")
+	flag.Float64Var(&o.L2, "l2", o.L2, "L2 penalty (experiments only)")
+	flag.Float64Var(&o.PositiveWeight, "posw", o.PositiveWeight, "cap of the attack examples' weight (experiments only)")
 	debug := flag.Int("top", 0, "also print the n highest-scoring ordinary texts of the report's part per head")
 	flag.Parse()
 	if *shared == "" {
@@ -33,7 +38,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "train: no shared efficacy directory (../shared/efficacy); give -shared")
 		os.Exit(2)
 	}
-	m, items, err := training.Build(*shared, *repo, training.Defaults)
+	m, items, err := training.Build(*shared, *repo, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "train:", err)
 		os.Exit(1)

@@ -134,5 +134,6 @@ func Unmarshal(raw []byte) (*Model, error) {
 	for i, b := range rest {
 		m.Weights[i] = int8(b)
 	}
+	m.Pack()
 	return m, nil
 }

@@ -3,6 +3,8 @@
 // scores with it and the training program (promptattack/train) fits it, so both see text the same way.
 package model
 
+import "slices"
+
 // Bits is log2 of the number of hashed feature buckets.
 const Bits = 18
 
@@ -13,13 +15,18 @@ const Buckets = 1 << Bits
 // ends regardless. Blocks are the unit text is cut into; features never cross a block boundary, so a block's
 // features are computed once and shared by every window that holds it.
 const (
-	BlockSize = 256
-	MaxBlock  = 320
+	BlockSize = 128
+	MaxBlock  = 192
 )
 
-// WindowBlocks is how many consecutive blocks make one scored window (about 1 KiB). Windows slide by one
-// block; text of at most WindowBlocks blocks is one window.
-const WindowBlocks = 4
+// WindowBlocks is the most consecutive blocks one scored window holds (about 1 KiB). Windows slide by one
+// block; text of at most a head's window size is one window.
+const WindowBlocks = 8
+
+// HeadWindow is the window size of each head, in blocks: the prompt heads read about 1 KiB (a jailbreak
+// spreads over paragraphs), the indirect head about 256 bytes (an instruction hidden in a document is a
+// sentence or two, which the document around it would dilute in a larger window).
+var HeadWindow = [K]int{8, 8, 8, 2}
 
 // NextBlock returns the end of the block that starts at start: the first whitespace at or after
 // start+BlockSize (the whitespace byte belongs to the block), or start+MaxBlock, or the end of text.
@@ -78,36 +85,51 @@ func bucket(x uint64) uint32 {
 	return uint32((x * 0x9e3779b97f4a7c15) >> (64 - Bits))
 }
 
-// setSize is the size of the open-addressing set a block's features are deduplicated in: a power of two
-// above twice the most features a block of MaxBlock bytes can have (3 n-grams and 2 word features per byte
-// at most, but words are at least one byte apart, so about 4 per byte).
-const setSize = 4096
+// setBits is log2 of the size of the open-addressing set a block's features are deduplicated in: a power
+// of two above twice the most features a block of MaxBlock bytes can have (3 n-grams per byte and 2 word
+// features per word, a word taking at least two bytes with its separator: 4 per byte).
+const (
+	setBits = 11
+	setSize = 1 << setBits
+)
 
 // Extractor computes the features of blocks. It holds the scratch space, so it is not safe for concurrent
 // use; the zero value is ready.
 type Extractor struct {
-	set   [setSize]uint32 // bucket+1 of the features seen in the current block; 0 = empty
+	// set holds, per slot, the generation of the block that filled it (high bits) and the bucket+1 (low
+	// Bits+1 bits); a slot of an older generation is empty, so the set need not be cleared per block.
+	set   [setSize]uint32
+	gen   uint32
 	feats []uint32
 }
+
+// genShift is where the generation starts in a set slot.
+const genShift = Bits + 1
 
 // Block returns the buckets of the distinct features of block: character 3-, 4- and 5-grams of the
 // folded text (runs of whitespace folded to one space, a space before the first byte) and word unigrams
 // and bigrams. A feature counts once per block however often it occurs, so that repetition (a table of
 // numbers, a flood of one token) does not outweigh content. The slice is valid until the next call.
 func (e *Extractor) Block(block string) []uint32 {
-	clear(e.set[:])
+	e.gen++
+	if e.gen >= 1<<(32-genShift) {
+		clear(e.set[:])
+		e.gen = 1
+	}
+	tag := e.gen << genShift
 	all := appendBlock(e.feats[:0], block)
 	out := all[:0]
 	for _, f := range all {
-		i := (f * 0x9e3779b1) >> (32 - 12) // setSize = 1<<12
+		want := tag | (f + 1)
+		i := (f * 0x9e3779b1) >> (32 - setBits)
 		for {
 			v := e.set[i]
-			if v == 0 {
-				e.set[i] = f + 1
-				out = append(out, f)
+			if v == want {
 				break
 			}
-			if v == f+1 {
+			if v < tag { // empty in this generation
+				e.set[i] = want
+				out = append(out, f)
 				break
 			}
 			i = (i + 1) & (setSize - 1)
@@ -119,24 +141,18 @@ func (e *Extractor) Block(block string) []uint32 {
 
 // appendBlock appends the bucket of every feature of block to dst, duplicates included.
 func appendBlock(dst []uint32, block string) []uint32 {
-	var win uint64 = ' ' // the last five folded bytes; a leading space marks the start of the block
+	dst = slices.Grow(dst, 5*len(block)+8) // at most 3 n-grams and 2 word features per byte
+	var win uint64 = ' '                   // the last five folded bytes; a leading space marks the start of the block
 	seen := 1
 	prevSpace := true
 	var word, prevWord uint64
 	inWord := false
-	endWord := func() {
-		dst = append(dst, bucket(word^saltUnigram))
-		if prevWord != 0 {
-			dst = append(dst, bucket((prevWord*0x100000001b3)^word^saltBigram))
-		}
-		prevWord = word
-		inWord = false
-	}
 	for i := 0; i < len(block); i++ {
 		c := fold[block[i]]
 		if c == ' ' {
 			if inWord {
-				endWord()
+				dst, prevWord = endWord(dst, word, prevWord)
+				inWord = false
 			}
 			if prevSpace {
 				continue
@@ -151,23 +167,35 @@ func appendBlock(dst []uint32, block string) []uint32 {
 				}
 				word = (word ^ uint64(c)) * 0x100000001b3
 			} else if inWord {
-				endWord()
+				dst, prevWord = endWord(dst, word, prevWord)
+				inWord = false
 			}
 		}
 		win = win<<8 | uint64(c)
 		seen++
+		if seen >= 5 {
+			dst = append(dst, bucket(win&0xffffff|3<<40), bucket(win&0xffffffff|4<<40), bucket(win&0xffffffffff|5<<40))
+			continue
+		}
 		if seen >= 3 {
 			dst = append(dst, bucket(win&0xffffff|3<<40))
 		}
 		if seen >= 4 {
 			dst = append(dst, bucket(win&0xffffffff|4<<40))
 		}
-		if seen >= 5 {
-			dst = append(dst, bucket(win&0xffffffffff|5<<40))
-		}
 	}
 	if inWord {
-		endWord()
+		dst, _ = endWord(dst, word, prevWord)
 	}
 	return dst
+}
+
+// endWord appends the features of a finished word (its unigram, and its bigram with the word before it)
+// and returns the word as the next one's predecessor.
+func endWord(dst []uint32, word, prevWord uint64) ([]uint32, uint64) {
+	dst = append(dst, bucket(word^saltUnigram))
+	if prevWord != 0 {
+		dst = append(dst, bucket((prevWord*0x100000001b3)^word^saltBigram))
+	}
+	return dst, word
 }

@@ -18,6 +18,21 @@ type Model struct {
 	// Info says what the model was trained from (counts per corpus), for people; scoring ignores it.
 	Info    string
 	Weights []int8 // Buckets*K, bucket-major
+
+	// packed holds the K weights of each bucket in one word (head c in byte c), so that scoring a feature
+	// is one load; built by Pack.
+	packed *[Buckets]uint32
+}
+
+// Pack builds the packed form of the weights that Score reads. It must be called after Weights change.
+func (m *Model) Pack() {
+	p := new([Buckets]uint32)
+	for b := range Buckets {
+		for c := range K {
+			p[b] |= uint32(uint8(m.Weights[b*K+c])) << (8 * c)
+		}
+	}
+	m.packed = p
 }
 
 // Point is a named operating point: the logit threshold of each head, chosen on ordinary text for a stated
@@ -51,84 +66,80 @@ type blockSums struct {
 	start int
 }
 
-// Score scores text in windows of WindowBlocks blocks sliding by one block and returns, per head, the
-// window with the highest logit. Every block's features are computed once, so the cost is linear in the
-// length of the text. ex is the scratch space (nil: Score makes one). stop, when not nil, is called every few dozen blocks; when it reports true Score
-// returns early with ok false.
+// Score scores text in windows sliding by one block (each head's window is HeadWindow[c] blocks) and
+// returns, per head, the window with the highest logit. Every block's features are computed once, so the
+// cost is linear in the length of the text. ex is the scratch space (nil: Score makes one). stop, when not
+// nil, is called every 64 blocks; when it reports true Score returns early with ok false.
 func (m *Model) Score(text string, ex *Extractor, stop func() bool) (best [K]Window, ok bool) {
 	for c := range best {
 		best[c].Logit[c] = math.Inf(-1)
 	}
-	var ring [WindowBlocks]blockSums
-	var win blockSums // the sums of the blocks in ring
+	if ex == nil {
+		ex = new(Extractor)
+	}
+	var ring [WindowBlocks]blockSums // the last WindowBlocks blocks; block i in slot i%WindowBlocks
 	blocks := 0
-	consider := func(end int) {
-		first := 0 // fewer than WindowBlocks blocks: the window is the whole text
-		if blocks >= WindowBlocks {
-			first = ring[blocks%WindowBlocks].start // the oldest block in the ring
-		}
-		var inv float64
-		if win.n > 0 {
-			inv = 1 / math.Sqrt(float64(win.n))
-		}
+	// consider scores, for each head, the window of its size that ends with the newest block (or the
+	// whole text when it has fewer blocks), keeping the best.
+	consider := func(end int, final bool) {
 		for c := range K {
-			l := m.Bias[c] + m.Scale[c]*float64(win.sum[c])*inv
+			size := HeadWindow[c]
+			if blocks < size && !final || blocks >= size && final {
+				continue // a text shorter than the window is scored once, at its end
+			}
+			n := min(size, blocks)
+			var sum, cnt int32
+			for j := blocks - n; j < blocks; j++ {
+				b := &ring[j%WindowBlocks]
+				sum += b.sum[c]
+				cnt += b.n
+			}
+			l := m.Bias[c]
+			if cnt > 0 {
+				l = m.Bias[c] + m.Scale[c]*float64(sum)*(1/math.Sqrt(float64(cnt)))
+			}
 			if l > best[c].Logit[c] {
-				best[c] = Window{Start: first, End: end}
-				best[c].Logit = [K]float64{}
-				for j := range K {
-					best[c].Logit[j] = m.Bias[j] + m.Scale[j]*float64(win.sum[j])*inv
+				best[c].Logit[c] = l
+				best[c].End = end
+				best[c].Start = 0
+				if blocks > n {
+					best[c].Start = ring[(blocks-n)%WindowBlocks].start
 				}
 			}
 		}
 	}
-	if ex == nil {
-		ex = new(Extractor)
+	if m.packed == nil {
+		m.Pack()
 	}
-	w := m.Weights
+	w := m.packed
 	for start := 0; start < len(text); {
 		if stop != nil && blocks%64 == 63 && stop() {
 			return best, false
 		}
 		end := NextBlock(text, start)
-		scratch := ex.Block(text[start:end])
-		var b blockSums
-		b.start = start
-		b.n = int32(len(scratch))
-		for _, f := range scratch {
-			ws := w[int(f)*K : int(f)*K+K : int(f)*K+K]
-			b.sum[0] += int32(ws[0])
-			b.sum[1] += int32(ws[1])
-			b.sum[2] += int32(ws[2])
-			b.sum[3] += int32(ws[3])
+		feats := ex.Block(text[start:end])
+		b := &ring[blocks%WindowBlocks]
+		*b = blockSums{start: start, n: int32(len(feats))}
+		var s0, s1, s2, s3 int32
+		for _, f := range feats {
+			v := w[f&(Buckets-1)]
+			s0 += int32(int8(v))
+			s1 += int32(int8(v >> 8))
+			s2 += int32(int8(v >> 16))
+			s3 += int32(int8(v >> 24))
 		}
-		slot := blocks % WindowBlocks
-		if blocks >= WindowBlocks {
-			old := &ring[slot]
-			for c := range K {
-				win.sum[c] -= old.sum[c]
-			}
-			win.n -= old.n
-		}
-		ring[slot] = b
-		for c := range K {
-			win.sum[c] += b.sum[c]
-		}
-		win.n += b.n
+		b.sum = [K]int32{s0, s1, s2, s3}
 		blocks++
-		if blocks >= WindowBlocks {
-			consider(end)
-		}
+		consider(end, false)
 		start = end
 	}
-	if blocks < WindowBlocks {
-		consider(len(text))
-	}
+	consider(len(text), true)
 	return best, true
 }
 
 // LogitOf returns the logits of the heads on one window given by its features (as Extractor.Block gives
-// them, all blocks of the window together): what Score computes for that window.
+// them, all blocks of the window together): what Score computes for that window for each head whose
+// window size it has.
 func (m *Model) LogitOf(features []uint32) [K]float64 {
 	var sum [K]int32
 	for _, f := range features {
@@ -137,12 +148,11 @@ func (m *Model) LogitOf(features []uint32) [K]float64 {
 		}
 	}
 	var out [K]float64
-	var inv float64
-	if len(features) > 0 {
-		inv = 1 / math.Sqrt(float64(int32(len(features))))
-	}
 	for c := range K {
-		out[c] = m.Bias[c] + m.Scale[c]*float64(sum[c])*inv
+		out[c] = m.Bias[c]
+		if len(features) > 0 {
+			out[c] = m.Bias[c] + m.Scale[c]*float64(sum[c])*(1/math.Sqrt(float64(int32(len(features)))))
+		}
 	}
 	return out
 }

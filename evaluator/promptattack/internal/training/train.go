@@ -30,7 +30,7 @@ type Options struct {
 }
 
 // Defaults are the settings of the shipped weights.
-var Defaults = Options{Epochs: 8, LearningRate: 0.3, L2: 1e-6, Seed: 20261202, PositiveWeight: 6, MaxNegativeWindows: 12, Rounds: 2, PromptNegativeWeight: 0.3}
+var Defaults = Options{Epochs: 8, LearningRate: 0.3, L2: 1e-6, Seed: 20261202, PositiveWeight: 6, MaxNegativeWindows: 24, Rounds: 2, PromptNegativeWeight: 0.3}
 
 // example is one window trained on: its features and a target per head (+1 attack, -1 ordinary, 0 not
 // trained for that head).
@@ -64,25 +64,31 @@ func targets(l Label) [model.K]int8 {
 	}
 }
 
-// windows returns the feature lists of the windows of text, as model.Score sees them, and their byte spans.
-func windows(text string) ([][]uint32, [][2]int) {
-	blocks := model.Blocks(text)
-	per := make([][]uint32, len(blocks))
-	ex := new(model.Extractor)
-	for i, b := range blocks {
-		per[i] = slices.Clone(ex.Block(text[b[0]:b[1]]))
+// windowsOf returns the feature lists of the windows of size blocks of a text whose blocks are blocks with
+// features per, as model.Score sees them, and their byte spans.
+func windowsOf(blocks [][2]int, per [][]uint32, size, textLen int) ([][]uint32, [][2]int) {
+	if len(per) <= size {
+		return [][]uint32{slices.Concat(per...)}, [][2]int{{0, textLen}}
 	}
-	if len(per) <= model.WindowBlocks {
-		return [][]uint32{slices.Concat(per...)}, [][2]int{{0, len(text)}}
-	}
-	out := make([][]uint32, 0, len(per)-model.WindowBlocks+1)
+	out := make([][]uint32, 0, len(per)-size+1)
 	spans := make([][2]int, 0, cap(out))
-	for i := model.WindowBlocks; i <= len(per); i++ {
-		out = append(out, slices.Concat(per[i-model.WindowBlocks:i]...))
-		spans = append(spans, [2]int{blocks[i-model.WindowBlocks][0], blocks[i-1][1]})
+	for i := size; i <= len(per); i++ {
+		out = append(out, slices.Concat(per[i-size:i]...))
+		spans = append(spans, [2]int{blocks[i-size][0], blocks[i-1][1]})
 	}
 	return out, spans
 }
+
+// sizes are the distinct window sizes of the heads.
+var sizes = func() []int {
+	var out []int
+	for _, s := range model.HeadWindow {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}()
 
 // windowAround returns the index of the window that holds span with the most room on both sides, or -1
 // when no window holds all of it.
@@ -98,16 +104,25 @@ func windowAround(spans [][2]int, span [2]int) int {
 	return best
 }
 
-// prepared is an item with the features of its windows.
+// prepared is an item with the features of its windows, per window size.
 type prepared struct {
 	item  Item
-	wins  [][]uint32
-	spans [][2]int
+	wins  [model.WindowBlocks + 1][][]uint32
+	spans [model.WindowBlocks + 1][][2]int
 }
 
 func prepare(it Item) prepared {
-	w, s := windows(it.Text)
-	return prepared{it, w, s}
+	blocks := model.Blocks(it.Text)
+	per := make([][]uint32, len(blocks))
+	ex := new(model.Extractor)
+	for i, b := range blocks {
+		per[i] = slices.Clone(ex.Block(it.Text[b[0]:b[1]]))
+	}
+	p := prepared{item: it}
+	for _, sz := range sizes {
+		p.wins[sz], p.spans[sz] = windowsOf(blocks, per, sz, len(it.Text))
+	}
+	return p
 }
 
 // Fit trains a model on the training part of items and calibrates its operating points on the
@@ -129,75 +144,84 @@ func Fit(items []Item, o Options) *model.Model {
 		var exs []example
 		var pos, neg [model.K]float64
 		for _, p := range train {
-			t := targets(p.item.Label)
-			if p.item.Label == BenignPrompt || p.item.Label == BenignTool {
-				ws := p.wins
-				if len(ws) > o.MaxNegativeWindows {
-					step := float64(len(ws)) / float64(o.MaxNegativeWindows)
-					sel := make([][]uint32, 0, o.MaxNegativeWindows)
-					for i := range o.MaxNegativeWindows {
-						sel = append(sel, ws[int(float64(i)*step)])
+			for _, sz := range sizes {
+				t := targets(p.item.Label)
+				for c := range model.K {
+					if model.HeadWindow[c] != sz {
+						t[c] = 0 // this head reads windows of another size
 					}
-					ws = sel
 				}
-				for _, w := range ws {
-					exs = append(exs, example{feats: w, target: t, prompt: p.item.Label == BenignPrompt})
-					for c := range model.K {
-						if t[c] < 0 {
-							neg[c]++
+				if t == ([model.K]int8{}) {
+					continue
+				}
+				wins, spans := p.wins[sz], p.spans[sz]
+				if p.item.Label == BenignPrompt || p.item.Label == BenignTool {
+					ws := wins
+					if len(ws) > o.MaxNegativeWindows {
+						step := float64(len(ws)) / float64(o.MaxNegativeWindows)
+						sel := make([][]uint32, 0, o.MaxNegativeWindows)
+						for i := range o.MaxNegativeWindows {
+							sel = append(sel, ws[int(float64(i)*step)])
 						}
+						ws = sel
 					}
-				}
-				continue
-			}
-			var w []uint32
-			at := -1
-			if p.item.Span != [2]int{} {
-				at = windowAround(p.spans, p.item.Span)
-			}
-			switch {
-			case len(p.wins) == 1:
-				w = p.wins[0]
-			case at >= 0:
-				// The attack's place is known: its window is the positive, and the windows that do not
-				// touch it are ordinary text of the same document for the heads this item trains.
-				w = p.wins[at]
-				for i, s := range p.spans {
-					if s[1] <= p.item.Span[0] || s[0] >= p.item.Span[1] {
-						var nt [model.K]int8
+					for _, w := range ws {
+						exs = append(exs, example{feats: w, target: t, prompt: p.item.Label == BenignPrompt})
 						for c := range model.K {
-							if t[c] > 0 {
-								nt[c] = -1
+							if t[c] < 0 {
 								neg[c]++
 							}
 						}
-						if i%2 == 0 {
-							exs = append(exs, example{feats: p.wins[i], target: nt})
+					}
+					continue
+				}
+				var w []uint32
+				at := -1
+				if p.item.Span != [2]int{} {
+					at = windowAround(spans, p.item.Span)
+				}
+				switch {
+				case len(wins) == 1:
+					w = wins[0]
+				case at >= 0:
+					// The attack's place is known: its window is the positive, and the windows that do not
+					// touch it are ordinary text of the same document for the heads this item trains.
+					w = wins[at]
+					for i, s := range spans {
+						if i%2 == 0 && (s[1] <= p.item.Span[0] || s[0] >= p.item.Span[1]) {
+							var nt [model.K]int8
+							for c := range model.K {
+								if t[c] > 0 {
+									nt[c] = -1
+									neg[c]++
+								}
+							}
+							exs = append(exs, example{feats: wins[i], target: nt})
 						}
 					}
-				}
-			case m == nil:
-				continue // round 0: long attacks wait for a model to pick their window
-			default:
-				best, bestL := 0, math.Inf(-1)
-				for i, win := range p.wins {
-					l := m.LogitOf(win)
-					var s float64
-					for c := range model.K {
-						if t[c] > 0 && l[c] > s {
-							s = l[c]
+				case m == nil:
+					continue // round 0: long attacks wait for a model to pick their window
+				default:
+					best, bestL := 0, math.Inf(-1)
+					for i, win := range wins {
+						l := m.LogitOf(win)
+						s := math.Inf(-1)
+						for c := range model.K {
+							if t[c] > 0 && l[c] > s {
+								s = l[c]
+							}
+						}
+						if i == 0 || s > bestL {
+							best, bestL = i, s
 						}
 					}
-					if i == 0 || s > bestL {
-						best, bestL = i, s
-					}
+					w = wins[best]
 				}
-				w = p.wins[best]
-			}
-			exs = append(exs, example{feats: w, target: t})
-			for c := range model.K {
-				if t[c] > 0 {
-					pos[c]++
+				exs = append(exs, example{feats: w, target: t})
+				for c := range model.K {
+					if t[c] > 0 {
+						pos[c]++
+					}
 				}
 			}
 		}
@@ -356,10 +380,9 @@ func calibrate(m *model.Model, calib []prepared) {
 		for c := range best {
 			best[c] = math.Inf(-1)
 		}
-		for _, w := range p.wins {
-			l := m.LogitOf(w)
-			for c := range model.K {
-				best[c] = max(best[c], l[c])
+		for c := range model.K {
+			for _, w := range p.wins[model.HeadWindow[c]] {
+				best[c] = max(best[c], m.LogitOf(w)[c])
 			}
 		}
 		for c := range model.K {
