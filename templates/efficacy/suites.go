@@ -91,7 +91,8 @@ const (
 	ownPII        = "own/pii_documents"
 
 	// Documents with an instruction to the agent hidden in them, and ordinary documents with instructions
-	// for people (issue 37); written for the measurement, not used to train the classifier.
+	// for people (issue 37); written for the measurement, not used to train the classifier. Prompts are not
+	// a benign corpus of indirect-injection: a user's request inside a tool result is what it looks for.
 	ownIndirect  = "own/attack_indirect_injection"
 	ownBenignDoc = "own/benign_documents"
 
@@ -122,7 +123,7 @@ var Suites = []Suite{
 	{Template: "jailbreak-markers", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{sharedJailbreak, ownJailbreak}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "indirect-injection", Stage: guard.StagePost, Step: toolOutput,
-		Attacks: []string{ownIndirect, ownInjection}, Benign: []string{ownBenignDoc, ownBenignText, sharedPrompts}},
+		Attacks: []string{ownIndirect, ownInjection}, Benign: []string{ownBenignDoc}},
 	// The prompt-attack classifier alone, as the prompt templates use it (their patterns set to match
 	// nothing): what it adds beside the patterns. Part of the shared corpora and the repository's
 	// prompt-attack cases trained it (evaluator/promptattack/internal/training names which); its own

@@ -14,7 +14,7 @@ import (
 const InstructionsPath = "evaluator/promptattack/train/data/indirect_instructions.jsonl"
 
 // PerInstruction is how many documents each instruction is hidden in.
-const PerInstruction = 3
+const PerInstruction = 6
 
 // Synthesize returns indirect-injection items: every instruction of InstructionsPath hidden in
 // PerInstruction ordinary tool results (label BenignTool) of the instruction's part, at a line or sentence

@@ -360,15 +360,16 @@ func exp(x float64) float64 {
 }
 
 // Operating points: the false-positive rates each is calibrated for, on ordinary prompts and on ordinary
-// tool results of the calibration part. The default, "balanced", is set below the product's targets
-// (0.3% of prompts, 0.5% of tool results) to leave a margin for text unlike the calibration set.
+// tool results of the calibration part. The default, "balanced", is the product's target for tool results
+// (0.5%) and half its target for prompts (0.3%): most calibration prompts are grade-school maths questions,
+// easier than the prompts users write, so the prompt heads keep a margin.
 var pointRates = []struct {
 	name         string
 	prompt, tool float64
 }{
-	{"strict", 0.0005, 0.001},
-	{"balanced", 0.0015, 0.0025},
-	{"sensitive", 0.01, 0.01},
+	{"strict", 0.0005, 0.002},
+	{"balanced", 0.0015, 0.005},
+	{"sensitive", 0.01, 0.02},
 }
 
 // calibrate sets the operating points: for each head, the lowest logit at which no more than the point's
