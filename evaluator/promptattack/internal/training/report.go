@@ -92,7 +92,6 @@ func WriteReport(w io.Writer, rows []Measure) {
 	}
 }
 
-
 // WriteTop prints, per head, the n ordinary texts of part that score highest, and the n attacks of the
 // head that score lowest: where the errors are.
 func WriteTop(w io.Writer, m *model.Model, items []Item, part Part, n int) {
