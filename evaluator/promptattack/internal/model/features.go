@@ -139,6 +139,43 @@ func (e *Extractor) Block(block string) []uint32 {
 	return out
 }
 
+// blockSums returns what block contributes to a window: the sum of the packed weights of its distinct
+// features per head, and their number. It deduplicates exactly as Block does, in the same pass as the
+// weight lookups (Score's hot path; Block serves training).
+func (e *Extractor) blockSums(block string, w *[Buckets]uint32) (sum [K]int32, n int32) {
+	e.gen++
+	if e.gen >= 1<<(32-genShift) {
+		clear(e.set[:])
+		e.gen = 1
+	}
+	tag := e.gen << genShift
+	all := appendBlock(e.feats[:0], block)
+	e.feats = all
+	var s0, s1, s2, s3 int32
+	for _, f := range all {
+		want := tag | (f + 1)
+		i := (f * 0x9e3779b1) >> (32 - setBits)
+		for {
+			v := e.set[i]
+			if v == want {
+				break
+			}
+			if v < tag {
+				e.set[i] = want
+				n++
+				x := w[f&(Buckets-1)]
+				s0 += int32(int8(x))
+				s1 += int32(int8(x >> 8))
+				s2 += int32(int8(x >> 16))
+				s3 += int32(int8(x >> 24))
+				break
+			}
+			i = (i + 1) & (setSize - 1)
+		}
+	}
+	return [K]int32{s0, s1, s2, s3}, n
+}
+
 // appendBlock appends the bucket of every feature of block to dst, duplicates included.
 func appendBlock(dst []uint32, block string) []uint32 {
 	dst = slices.Grow(dst, 5*len(block)+8) // at most 3 n-grams and 2 word features per byte

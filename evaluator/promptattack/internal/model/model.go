@@ -117,18 +117,9 @@ func (m *Model) Score(text string, ex *Extractor, stop func() bool) (best [K]Win
 			return best, false
 		}
 		end := NextBlock(text, start)
-		feats := ex.Block(text[start:end])
 		b := &ring[blocks%WindowBlocks]
-		*b = blockSums{start: start, n: int32(len(feats))}
-		var s0, s1, s2, s3 int32
-		for _, f := range feats {
-			v := w[f&(Buckets-1)]
-			s0 += int32(int8(v))
-			s1 += int32(int8(v >> 8))
-			s2 += int32(int8(v >> 16))
-			s3 += int32(int8(v >> 24))
-		}
-		b.sum = [K]int32{s0, s1, s2, s3}
+		b.start = start
+		b.sum, b.n = ex.blockSums(text[start:end], w)
 		blocks++
 		consider(end, false)
 		start = end
