@@ -5,6 +5,7 @@ package guard_test
 import (
 	_ "github.com/guardrail-control/guard/evaluator/jsonvalidate"
 	_ "github.com/guardrail-control/guard/evaluator/pii"
+	_ "github.com/guardrail-control/guard/evaluator/promptattack"
 	_ "github.com/guardrail-control/guard/evaluator/secrets"
 	_ "github.com/guardrail-control/guard/evaluator/sqlguard"
 )

@@ -18,6 +18,7 @@ func TestMissingEvaluatorNamesTheImport(t *testing.T) {
 	for _, c := range []struct{ name, want string }{
 		{"secrets", `evaluator "secrets" is not available in this process: add import _ "github.com/guardrail-control/guard/evaluator/secrets" to the program to register it`},
 		{"sql", `import _ "github.com/guardrail-control/guard/evaluator/sqlguard"`},
+		{"prompt_attack", `import _ "github.com/guardrail-control/guard/evaluator/promptattack"`},
 		{"ext.toxicity", `import _ "github.com/guardrail-control/guard/evaluator/toxicity" to the program and set EXT_API_KEY`},
 		{"nope", `evaluator "nope" is not available in this process`},
 	} {

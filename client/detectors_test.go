@@ -7,6 +7,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	_ "github.com/guardrail-control/guard/evaluator/pii"
+	_ "github.com/guardrail-control/guard/evaluator/promptattack"
 	_ "github.com/guardrail-control/guard/evaluator/secrets"
 	_ "github.com/guardrail-control/guard/evaluator/sqlguard"
 )

@@ -5,11 +5,12 @@ import "fmt"
 // packages are the evaluators that live in packages of their own: a program has them only when it
 // imports the package (the guard server binary imports them all). Names are those the packages register.
 var packages = map[string]string{
-	"pii":          "github.com/guardrail-control/guard/evaluator/pii",
-	"secrets":      "github.com/guardrail-control/guard/evaluator/secrets",
-	"sql":          "github.com/guardrail-control/guard/evaluator/sqlguard",
-	"json":         "github.com/guardrail-control/guard/evaluator/jsonvalidate",
-	"ext.toxicity": "github.com/guardrail-control/guard/evaluator/toxicity",
+	"pii":           "github.com/guardrail-control/guard/evaluator/pii",
+	"secrets":       "github.com/guardrail-control/guard/evaluator/secrets",
+	"sql":           "github.com/guardrail-control/guard/evaluator/sqlguard",
+	"json":          "github.com/guardrail-control/guard/evaluator/jsonvalidate",
+	"prompt_attack": "github.com/guardrail-control/guard/evaluator/promptattack",
+	"ext.toxicity":  "github.com/guardrail-control/guard/evaluator/toxicity",
 }
 
 // MissingHint says how to get evaluator name into a program that does not have it, for the messages

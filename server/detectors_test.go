@@ -9,6 +9,7 @@ import (
 	// decision corpus (testdata/cases/detectors.yaml) needs them too.
 	_ "github.com/guardrail-control/guard/evaluator/jsonvalidate"
 	_ "github.com/guardrail-control/guard/evaluator/pii"
+	_ "github.com/guardrail-control/guard/evaluator/promptattack"
 	_ "github.com/guardrail-control/guard/evaluator/secrets"
 	_ "github.com/guardrail-control/guard/evaluator/sqlguard"
 )

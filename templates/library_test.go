@@ -9,6 +9,7 @@ import (
 	guard "github.com/guardrail-control/guard"
 	_ "github.com/guardrail-control/guard/evaluator/jsonvalidate" // json
 	_ "github.com/guardrail-control/guard/evaluator/pii"          // pii
+	_ "github.com/guardrail-control/guard/evaluator/promptattack" // prompt_attack
 	_ "github.com/guardrail-control/guard/evaluator/secrets"      // secrets
 	_ "github.com/guardrail-control/guard/evaluator/sqlguard"     // sql
 	"github.com/guardrail-control/guard/templates"

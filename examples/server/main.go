@@ -39,6 +39,7 @@ import (
 
 	_ "github.com/guardrail-control/guard/evaluator/jsonvalidate"     // json: validates tool arguments and structured output
 	_ "github.com/guardrail-control/guard/evaluator/pii"              // pii: e-mail, phone, cards, IBAN, SSN, IP addresses
+	_ "github.com/guardrail-control/guard/evaluator/promptattack"     // prompt_attack: the built-in prompt-attack classifier
 	_ "github.com/guardrail-control/guard/evaluator/promptclassifier" // ext.prompt_injection, available when EXT_PROMPT_CLASSIFIER_URL is set
 	_ "github.com/guardrail-control/guard/evaluator/secrets"          // secrets: credentials, with gitleaks' rules
 	_ "github.com/guardrail-control/guard/evaluator/sqlguard"         // sql: parsed SQL rules (MySQL dialect)

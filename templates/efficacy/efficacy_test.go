@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	_ "github.com/guardrail-control/guard/evaluator/pii"
+	_ "github.com/guardrail-control/guard/evaluator/promptattack"
 	_ "github.com/guardrail-control/guard/evaluator/secrets"
 	_ "github.com/guardrail-control/guard/evaluator/sqlguard"
 	"github.com/guardrail-control/guard/templates/efficacy"

@@ -8,13 +8,36 @@ import (
 // it is evaluated on, and which corpora hold attacks (a match is a catch) and which benign text (a match is
 // a false positive).
 type Suite struct {
-	Template string         // the shipped template's name
+	Template string // the shipped template's name
+	// Label names the suite's rows when it is not the template alone: TEMPLATE:part for a part of a
+	// template measured on its own (the classifier of a prompt template without its patterns).
+	Label string
+	// PartOnly marks a suite that measures a part of a template (Params switch the rest off), so the
+	// template's own tests, written for the whole, are not required to pass.
+	PartOnly bool
 	Params   map[string]any // render parameters beyond the defaults
 	Stage    guard.Stage
 	Step     func(text string) *guard.Step
 	Attacks  []string // corpus names (see Corpus)
 	Benign   []string
 }
+
+// name is the suite's row name: Label, or the template's name.
+func (s Suite) name() string {
+	if s.Label != "" {
+		return s.Label
+	}
+	return s.Template
+}
+
+// toolOutput is a tool's result read at the post stage: the text is the whole output.
+func toolOutput(text string) *guard.Step {
+	return &guard.Step{Type: "tool", Name: "fetch", Input: map[string]any{"url": "https://example.com/page"}, Output: text}
+}
+
+// neverMatches is a pattern no text matches: a template's regular expressions set to it leave its
+// classifier branch measured alone.
+const neverMatches = `\b\B`
 
 // llmInput is a prompt to a model: the text is the whole input.
 func llmInput(text string) *guard.Step { return &guard.Step{Type: "llm", Name: "chat", Input: text} }
@@ -67,6 +90,12 @@ const (
 	ownGitleaksFP = "own/benign_secrets_gitleaks"
 	ownPII        = "own/pii_documents"
 
+	// Documents with an instruction to the agent hidden in them, and ordinary documents with instructions
+	// for people (issue 37); written for the measurement, not used to train the classifier. Prompts are not
+	// a benign corpus of indirect-injection: a user's request inside a tool result is what it looks for.
+	ownIndirect  = "own/attack_indirect_injection"
+	ownBenignDoc = "own/benign_documents"
+
 	// Cases of sql-injection alone (issue 28): injections inside query-string and JSON values, and whole
 	// statements whose UNIONs, catalogues and time functions are ordinary SQL. destructive-sql judges
 	// queries a tool runs and is measured on its own cases.
@@ -92,6 +121,21 @@ var Suites = []Suite{
 	{Template: "system-prompt-extraction", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{sharedExtraction, ownExtraction}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "jailbreak-markers", Stage: guard.StagePre, Step: llmInput,
+		Attacks: []string{sharedJailbreak, ownJailbreak}, Benign: []string{sharedPrompts, ownBenignText}},
+	{Template: "indirect-injection", Stage: guard.StagePost, Step: toolOutput,
+		Attacks: []string{ownIndirect, ownInjection}, Benign: []string{ownBenignDoc}},
+	// The prompt-attack classifier alone, as the prompt templates use it (their patterns set to match
+	// nothing): what it adds beside the patterns. Part of the shared corpora and the repository's
+	// prompt-attack cases trained it (evaluator/promptattack/internal/training names which); its own
+	// held-out figures are in docs/efficacy.md.
+	{Label: "prompt-injection:classifier", Template: "prompt-injection", PartOnly: true, Stage: guard.StagePre, Step: llmInput,
+		Params:  map[string]any{"pattern": neverMatches, "addressed_pattern": neverMatches},
+		Attacks: []string{sharedInjection, ownInjection}, Benign: []string{sharedPrompts, ownBenignText}},
+	{Label: "system-prompt-extraction:classifier", Template: "system-prompt-extraction", PartOnly: true, Stage: guard.StagePre, Step: llmInput,
+		Params:  map[string]any{"pattern": neverMatches},
+		Attacks: []string{sharedExtraction, ownExtraction}, Benign: []string{sharedPrompts, ownBenignText}},
+	{Label: "jailbreak-markers:classifier", Template: "jailbreak-markers", PartOnly: true, Stage: guard.StagePre, Step: llmInput,
+		Params:  map[string]any{"pattern": neverMatches, "markers": []any{"zz-no-marker-zz"}},
 		Attacks: []string{sharedJailbreak, ownJailbreak}, Benign: []string{sharedPrompts, ownBenignText}},
 	{Template: "secrets-in-inputs", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{ownSecrets, ownGitleaksTP}, Benign: []string{ownBenignSec, ownGitleaksFP, sharedPrompts, ownBenignText}},
