@@ -15,6 +15,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/internal/jsondiff"
+	"github.com/guardrail-control/guard/internal/strictjson"
 	"github.com/guardrail-control/guard/server/problem"
 )
 
@@ -165,7 +166,7 @@ func peekAgentName(r *http.Request) string {
 			Name string `json:"agent_name"`
 		} `json:"agent"`
 	}
-	if json.Unmarshal(raw, &req) != nil {
+	if strictjson.UnmarshalLenient(raw, &req) != nil { // "Agent" or "AGENT_NAME" is not the agent
 		return ""
 	}
 	n, err := guard.NormalizeAgentName(req.Agent.Name)

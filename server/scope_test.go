@@ -340,6 +340,10 @@ func TestKeyFileProblems(t *testing.T) {
 	}{
 		{"not json", `keys:`, []string{"not a JSON object"}},
 		{"unknown field", `{"keys": [{"name": "a", "key": "k", "admn": true}]}`, []string{"unknown field"}},
+		// Keys compared exactly (issue 32): "Admin" is not "admin", and a key given twice is refused.
+		{"field in another case", `{"keys": [{"name": "a", "key": "sekrit-k", "Admin": true}]}`, []string{"keys.0.Admin", "unknown field"}},
+		{"KEYS", `{"KEYS": [{"name": "a", "key": "sekrit-k"}]}`, []string{"KEYS", "unknown field"}},
+		{"repeated key", `{"keys": [{"name": "a", "key": "sekrit-k", "admin": false, "admin": true}]}`, []string{"keys.0.admin", "more than once"}},
 		{"empty", `{"keys": []}`, []string{"configures no key"}},
 		{"every problem", `{"keys": [{"key": "sekrit-1"}, {"name": "b c", "sha256": "abc"}, {"name": "d", "key": "sekrit-2", "sha256": "00"},
 			{"name": "e"}, {"name": "unnamed-x", "key": "sekrit-3"}, {"name": "f", "key": "sekrit-1", "agents": ["[", ""]}, {"name": "f", "key": "z"}]}`,

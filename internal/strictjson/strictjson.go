@@ -97,7 +97,7 @@ func (e *Error) Error() string {
 	case KindDuplicate:
 		msg = "appears more than once in the same object"
 	case KindUnknown:
-		msg = "is not a known field"
+		msg = "is an unknown field (keys are compared exactly)"
 	case KindType:
 		msg = "must be " + e.Want
 	case KindRange:
