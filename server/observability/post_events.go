@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	guard "github.com/guardrail-control/guard"
-	"github.com/guardrail-control/guard/internal/timeparam"
 	"github.com/guardrail-control/guard/internal/strictjson"
+	"github.com/guardrail-control/guard/internal/timeparam"
 	"github.com/guardrail-control/guard/server/problem"
 )
 

@@ -2,7 +2,7 @@ package problem
 
 import (
 	"bytes"
-		"errors"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
