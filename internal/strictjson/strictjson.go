@@ -46,11 +46,6 @@ func UnmarshalLenient(b []byte, dst any) error {
 	return wrap(b, json.Unmarshal(b, dst, lenient))
 }
 
-// Valid reports whether b is exactly one JSON value with no key repeated within an object.
-func Valid(b []byte) bool {
-	return jsontext.Value(b).IsValid(jsontext.AllowDuplicateNames(false))
-}
-
 // Kind says what made a decoding fail.
 type Kind int
 
