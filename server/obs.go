@@ -65,6 +65,10 @@ func (s *Server) obsRoutes() []route {
 		Durable:  s.cfg.obs.durable,
 		Metrics:  s.cfg.obs.metrics,
 		Logger:   s.log,
+		ControlKnown: func(ctx context.Context, id int64) error {
+			_, _, err := s.store.ListControlVersions(ctx, id, guard.PageRequest{Limit: 1}) // deleted ones too
+			return err
+		},
 	}
 	if s.cfg.obs.readWaitSet {
 		api.ReadWait = s.cfg.obs.readWait
