@@ -88,6 +88,7 @@ func (s *Server) obsRoutes() []route {
 		{method: "GET", path: apiPrefix + "/observability/stats", level: levelRuntime, handler: http.HandlerFunc(api.Stats)},
 		{method: "GET", path: apiPrefix + "/observability/stats/controls/{control_id}", level: levelRuntime, handler: http.HandlerFunc(api.ControlStats)},
 		{method: "GET", path: apiPrefix + "/observability/status", level: levelRuntime, handler: http.HandlerFunc(api.Status)},
+		{method: "GET", path: apiPrefix + "/observability/traces/{trace_id}", level: levelRuntime, handler: http.HandlerFunc(api.Trace)},
 	}
 	if s.cfg.obs.metrics != nil {
 		rs = append(rs, route{method: "GET", path: "/metrics", level: levelPublic, handler: s.cfg.obs.metrics.Handler()})
