@@ -44,10 +44,11 @@ func TestAuditDenyToWarn(t *testing.T) {
 	warn := denyData("drop")
 	warn["action"] = map[string]any{"decision": "warn"}
 	put := ts.ok(200, "PUT", fmt.Sprintf("/api/v1/controls/%d/data", id), map[string]any{"data": warn}, k...)
-	// The agent registers again unchanged (as at every start): no entry. With a new description: one.
+	// The agent registers again unchanged (as at every start): no entry. With a new step: one.
 	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "support-bot"}, "steps": []any{}}, "X-API-Key", "runtime-1")
-	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "support-bot", "agent_description": "helps"},
-		"steps": []any{}, "conflict_mode": "overwrite"}, "X-API-Key", "runtime-1")
+	// (strict: a regular key may not overwrite a registration, TestOverwriteNeedsAdminKey)
+	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "support-bot"},
+		"steps": []any{map[string]any{"type": "tool", "name": "refund"}}, "conflict_mode": "strict"}, "X-API-Key", "runtime-1")
 
 	all := auditEntries(ts, "runtime-1", "")
 	var actions []string
@@ -70,7 +71,7 @@ func TestAuditDenyToWarn(t *testing.T) {
 	if ag := fmt.Sprint(e["agents"]); ag != "[support-bot]" {
 		t.Errorf("agents %s", ag)
 	}
-	if ch := fmt.Sprint(all[0]["changes"]); !strings.Contains(ch, `~ description: "" -> "helps"`) {
+	if ch := fmt.Sprint(all[0]["changes"]); !strings.Contains(ch, `+ steps.0: "tool/refund"`) {
 		t.Errorf("agent change %s", ch)
 	}
 	// Filters.
