@@ -359,7 +359,7 @@ var objects = []struct {
 	{`{"a":1} {}`, false},
 }
 
-// TestDecodeObject: the one-pass decoder of a call's arguments gives what encoding/json gives.
+// TestDecodeObject: the one-pass decoder of a call's arguments gives what strictjson gives, or declines.
 func TestDecodeObject(t *testing.T) {
 	for _, tc := range objects {
 		if _, ok := decodeObject([]byte(tc.raw)); ok != tc.accept {

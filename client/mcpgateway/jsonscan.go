@@ -15,8 +15,8 @@ import (
 // encoding/json accepts (RFC 8259; invalid UTF-8 inside strings is accepted, as encoding/json does), and
 // is used only to find where values start and end and to read the few strings the gateway needs. Every
 // function reports ok=false for anything it does not handle itself (including valid JSON nested deeper
-// than maxScanDepth): the callers then leave the message to encoding/json, so that a doubt never changes
-// what a message means.
+// than maxScanDepth): the callers then leave the message to internal/strictjson (keys compared exactly,
+// repeated keys refused), so that a doubt never changes what a message means.
 
 // maxScanDepth bounds the nesting skipValue follows (encoding/json allows 10000; deeper values are rare
 // enough to leave to it).
