@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // TestCase is one unit test of a control set: a step, the stage it is checked at and what the engine must
@@ -59,7 +61,7 @@ func (e *TestExpect) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
 		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
+		if err := strictjson.Unmarshal(b, &s); err != nil {
 			return err
 		}
 		*e = TestExpect{Match: s}
@@ -67,9 +69,7 @@ func (e *TestExpect) UnmarshalJSON(b []byte) error {
 	}
 	type plain TestExpect
 	var p plain
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	if err := strictjson.Unmarshal(b, &p); err != nil { // keys compared exactly, unknown ones refused
 		return err
 	}
 	*e = TestExpect(p)

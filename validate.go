@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // ValidateOption configures validation of control data.
@@ -56,6 +57,7 @@ const (
 const (
 	CodeInvalidJSON      = "invalid_json"
 	CodeUnknownField     = "unknown_field"
+	CodeDuplicateKey     = "duplicate_key"
 	CodeType             = "type"
 	CodeRequired         = "required"
 	CodeEnum             = "enum"
@@ -87,10 +89,15 @@ func ParseControlData(raw []byte, opts ...ValidateOption) (ControlData, error) {
 		return ControlData{}, single(CodeMaxDepth, fmt.Sprintf("JSON is nested deeper than %d levels", MaxJSONDepth))
 	}
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
+	if err := strictjson.Unmarshal(raw, &v); err != nil {
+		var se *strictjson.Error
+		switch {
+		case errors.As(err, &se) && se.Kind == strictjson.KindSyntax:
 			return ControlData{}, single(CodeInvalidJSON, fmt.Sprintf("invalid JSON at byte offset %d", se.Offset))
+		case errors.As(err, &se) && se.Kind == strictjson.KindDuplicate:
+			// Read either way, a repeated key would give two controls: refused, as the server refuses it.
+			return ControlData{}, &ValidationError{Problems: []Problem{{Field: se.Path, Code: CodeDuplicateKey,
+				Message: "appears more than once in the same object"}}}
 		}
 		return ControlData{}, single(CodeInvalidJSON, "invalid JSON")
 	}

@@ -101,6 +101,17 @@ func (s *Server) initAgent(w http.ResponseWriter, r *http.Request) {
 		s.writeErr(w, r, err)
 		return
 	}
+	// conflict_mode overwrite replaces a registration (steps removed, schemas and metadata replaced): as in
+	// the reference implementation, only an admin key may. A regular key may still create an agent and
+	// re-register one unchanged with it (the clients' default at every start).
+	if in.ConflictMode == guard.ConflictOverwrite && before != nil && s.auth.enabled {
+		ch := diffRegistration(before, oldSteps, in.Agent, in.Steps)
+		if e := identityOf(r.Context()); (e == nil || !e.admin) && ch.any() {
+			s.writeErr(w, r, problem.New(http.StatusForbidden, problem.CodeAuthInsufficient,
+				"conflict_mode overwrite would change this agent's registration: that needs an admin API key (a regular key may add steps with conflict_mode strict)"))
+			return
+		}
+	}
 	created, agent, err := s.store.InitAgent(r.Context(), in)
 	if err != nil {
 		s.writeErr(w, r, err)

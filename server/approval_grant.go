@@ -166,8 +166,28 @@ func parseGrant(v any) (*grantToken, error) {
 	if n, err := b64.Decode(g.mac[:], []byte(parts[3])); err != nil || n != sha256.Size {
 		return nil, errGrantInvalid
 	}
+	if !g.canonical(parts[1], parts[2], parts[3]) {
+		return nil, errGrantInvalid
+	}
 	return g, nil
 }
+
+// canonical reports whether the version, expiry and MAC of a grant are spelled as signGrant spells what
+// was parsed from them. strconv accepts "01", "+1" and "-0", and base64 ignores the unused low bits of
+// the last character, while the MAC covers the numbers re-encoded: without this check one grant would
+// have several spellings, each accepted (docs/approvals.md, "What a grant is bound to").
+func (g *grantToken) canonical(version, expires, mac string) bool {
+	var buf [b64MACLen]byte
+	if string(strconv.AppendInt(buf[:0], int64(g.version), 10)) != version ||
+		string(strconv.AppendInt(buf[:0], g.expires, 10)) != expires {
+		return false
+	}
+	b64.Encode(buf[:], g.mac[:])
+	return string(buf[:]) == mac
+}
+
+// b64MACLen is the length of a MAC in a grant: 32 bytes in unpadded base64.
+const b64MACLen = (sha256.Size*8 + 5) / 6
 
 // verify reports whether g was signed for this step: agent, the approval controls that refuse it (set:
 // the deciding one first, then the further ones with their versions), step type, name and stage, payload

@@ -15,6 +15,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/internal/jsondiff"
+	"github.com/guardrail-control/guard/internal/strictjson"
 	"github.com/guardrail-control/guard/server/problem"
 )
 
@@ -169,7 +170,7 @@ func peekAgentName(r *http.Request) string {
 			Name string `json:"agent_name"`
 		} `json:"agent"`
 	}
-	if json.Unmarshal(raw, &req) != nil {
+	if strictjson.UnmarshalLenient(raw, &req) != nil { // "Agent" or "AGENT_NAME" is not the agent
 		return ""
 	}
 	n, err := guard.NormalizeAgentName(req.Agent.Name)
@@ -319,7 +320,11 @@ func (s *Server) auditRoutes() []route {
 func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) {
 	as := s.store.(guard.AuditStore)
 	q, pg, err := parseAuditQuery(r)
-	if err == nil && q.AgentName != "" {
+	if err != nil {
+		s.writeErr(w, r, withCursorProblem(r, as, pg, err))
+		return
+	}
+	if q.AgentName != "" {
 		err = checkAgent(r.Context(), q.AgentName, "agent_name")
 	}
 	if err == nil {
@@ -347,6 +352,26 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) {
 		Entries    []guard.AuditEntry `json:"entries"`
 		Pagination listPage           `json:"pagination"`
 	}{entries, toPage(info)})
+}
+
+// withCursorProblem adds the cursor's problem to the 422 of the other parameters of GET /audit, so that
+// one answer names every bad parameter (docs/api.md): only the store can tell a cursor it issued, so a
+// cursor beside other bad parameters is checked by asking for one entry of an empty scope.
+func withCursorProblem(r *http.Request, as guard.AuditStore, pg guard.PageRequest, err error) error {
+	var pe *problem.Error
+	if pg.Cursor == "" || !errors.As(err, &pe) || pe.Status != http.StatusUnprocessableEntity {
+		return err
+	}
+	for _, p := range pe.Problems {
+		if p.Field == "cursor" {
+			return err
+		}
+	}
+	probe := guard.AuditQuery{Scope: guard.AgentScope{Limited: true}} // reads nothing of any agent
+	if _, _, cerr := as.ListAudit(r.Context(), probe, guard.PageRequest{Cursor: pg.Cursor, Limit: 1}); errors.Is(cerr, guard.ErrBadCursor) {
+		return problem.Validation(pe.Detail, append(pe.Problems, guard.Problem{Field: "cursor", Code: "invalid", Message: "not a cursor this server issued"})...)
+	}
+	return err
 }
 
 // parseAuditQuery reads the filters of GET /audit, naming every bad parameter at once.
@@ -386,12 +411,14 @@ func parseAuditQuery(r *http.Request) (guard.AuditQuery, guard.PageRequest, erro
 	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
 		add("since", "range", "must be before until")
 	}
-	pg, err := page(r)
-	if err != nil {
-		var pe *problem.Error
-		if errors.As(err, &pe) {
-			probs = append(probs, pe.Problems...)
-		}
+	pg := guard.PageRequest{Cursor: qv.Get("cursor"), Limit: defaultLimit}
+	if n, prob := queryLimit(qv); prob != nil {
+		probs = append(probs, *prob)
+	} else {
+		pg.Limit = n
+	}
+	if len(pg.Cursor) > 512 {
+		add("cursor", "invalid", "not a cursor this server issued")
 	}
 	if len(probs) > 0 {
 		return q, pg, problem.Validation("the audit request is not valid", probs...)

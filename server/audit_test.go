@@ -44,10 +44,11 @@ func TestAuditDenyToWarn(t *testing.T) {
 	warn := denyData("drop")
 	warn["action"] = map[string]any{"decision": "warn"}
 	put := ts.ok(200, "PUT", fmt.Sprintf("/api/v1/controls/%d/data", id), map[string]any{"data": warn}, k...)
-	// The agent registers again unchanged (as at every start): no entry. With a new description: one.
+	// The agent registers again unchanged (as at every start): no entry. With a new step: one.
 	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "support-bot"}, "steps": []any{}}, "X-API-Key", "runtime-1")
-	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "support-bot", "agent_description": "helps"},
-		"steps": []any{}, "conflict_mode": "overwrite"}, "X-API-Key", "runtime-1")
+	// (strict: a regular key may not overwrite a registration, TestOverwriteNeedsAdminKey)
+	ts.ok(200, "POST", "/api/v1/agents/initAgent", map[string]any{"agent": map[string]any{"agent_name": "support-bot"},
+		"steps": []any{map[string]any{"type": "tool", "name": "refund"}}, "conflict_mode": "strict"}, "X-API-Key", "runtime-1")
 
 	all := auditEntries(ts, "runtime-1", "")
 	var actions []string
@@ -70,7 +71,7 @@ func TestAuditDenyToWarn(t *testing.T) {
 	if ag := fmt.Sprint(e["agents"]); ag != "[support-bot]" {
 		t.Errorf("agents %s", ag)
 	}
-	if ch := fmt.Sprint(all[0]["changes"]); !strings.Contains(ch, `~ description: "" -> "helps"`) {
+	if ch := fmt.Sprint(all[0]["changes"]); !strings.Contains(ch, `+ steps.0: "tool/refund"`) {
 		t.Errorf("agent change %s", ch)
 	}
 	// Filters.
@@ -102,10 +103,25 @@ func TestAuditDenyToWarn(t *testing.T) {
 	for _, p := range b.Errors {
 		fields = append(fields, p.Field)
 	}
-	if got := strings.Join(fields, ","); got != "control_id,since,limit" {
+	if got := strings.Join(fields, ","); got != "control_id,since,limit,cursor" {
 		t.Errorf("problem fields %s", got)
 	}
 	ts.expectProblem(422, "VALIDATION_ERROR", "GET", "/api/v1/audit?cursor=c0000", nil, k...)
+	// A cursor the server did not issue, of a plausible length, is named beside the other bad parameters
+	// (issue 32: only the store can tell, and it used to be asked only once the others were right).
+	b = ts.expectProblem(422, "VALIDATION_ERROR", "GET", "/api/v1/audit?control_id=x&until=soon&cursor=c0000", nil, k...)
+	fields = fields[:0]
+	for _, p := range b.Errors {
+		fields = append(fields, p.Field)
+	}
+	if got := strings.Join(fields, ","); got != "control_id,until,cursor" {
+		t.Errorf("problem fields %s", got)
+	}
+	// A good cursor beside a bad parameter is not named.
+	b = ts.expectProblem(422, "VALIDATION_ERROR", "GET", "/api/v1/audit?control_id=x&limit=3&cursor="+pg["next_cursor"].(string), nil, k...)
+	if len(b.Errors) != 1 || b.Errors[0].Field != "control_id" {
+		t.Errorf("problems %+v", b.Errors)
+	}
 	// The plaintext is nowhere: not in the trail, not in the access log; the key's name is in both.
 	if body := string(ts.do("GET", "/api/v1/audit", nil, k...).Body); strings.Contains(body, secret) || !strings.Contains(body, "release-manager") {
 		t.Errorf("trail body: %s", body)

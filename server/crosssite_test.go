@@ -511,7 +511,18 @@ func TestStatsControlIDMustBePositive(t *testing.T) {
 			t.Errorf("%s: %+v", id, b.Errors)
 		}
 	}
-	ts.ok(200, "GET", "/api/v1/observability/stats/controls/1?agent_name=a1", nil)
+	// A well-formed id of nothing is a 404 (issue 32); a control without events, live or deleted, is 200.
+	b := ts.expectProblem(404, problem.CodeControlNotFound, "GET", "/api/v1/observability/stats/controls/999?agent_name=a1", nil)
+	if strings.Contains(b.Detail, "999") {
+		t.Errorf("the id is echoed: %s", b.Detail)
+	}
+	id := ts.createControl("quiet", regexData("x", "deny"))
+	path := fmt.Sprintf("/api/v1/observability/stats/controls/%d?agent_name=a1", id)
+	if st := ts.ok(200, "GET", path, nil); st["control_id"] != float64(id) {
+		t.Fatalf("%v", st)
+	}
+	ts.ok(200, "DELETE", fmt.Sprintf("/api/v1/controls/%d", id), nil)
+	ts.ok(200, "GET", path, nil)
 }
 
 // TestOpenAPIDocumentsCrossSiteAnswers: the document describes the cross-site answers of every route: 421

@@ -14,10 +14,19 @@ import (
 	"github.com/guardrail-control/guard/server/problem"
 )
 
-// TestDecodingRule checks the decoding rule route by route (docs/api.md, "Request bodies"): the control
-// plane refuses unknown fields, runtime and registration routes skip them (counted in
-// guard_unknown_fields_ignored_total{route}), and every body with a repeated key is a 422 naming it.
-func TestDecodingRule(t *testing.T) {
+// decodingRoute is one route of the decoding rule's table: a valid body (extra is spliced into an object
+// of it), the status of success, whether unknown fields are skipped, and where an unknown field "zz" is.
+type decodingRoute struct {
+	name, method, path string
+	body               func(extra string) string
+	status             int
+	lenient            bool
+	unknownAt          string
+}
+
+// decodingTable starts a server with what every body route needs (an agent, a linked control, a captured
+// step, a pending approval request) and returns the table of every route that takes a body.
+func decodingTable(t *testing.T) (*tserver, []decodingRoute) {
 	ts, _ := fullServer(t)
 	ts.initAgent("bot")
 	id := ts.createControl("c", regexData("bad", "deny"))
@@ -39,19 +48,12 @@ func TestDecodingRule(t *testing.T) {
 	event := `{"control_execution_id":"%s","agent_name":"bot","control_id":1,"control_name":"c","check_stage":"pre",` +
 		`"applies_to":"llm_call","action":"deny","matched":true,"confidence":1,"timestamp":"2026-01-02T03:04:05Z"%s}`
 
-	type route struct {
-		name, method, path string
-		body               func(extra string) string // extra is spliced into an object of the body
-		status             int                       // the success status
-		lenient            bool
-		unknownAt          string // the field path an unknown field "zz" gets
-	}
 	n := 0
 	freshEvent := func(extra string) string {
 		n++
 		return fmt.Sprintf(event, fmt.Sprintf("00000000-0000-4000-8000-%012d", n), extra)
 	}
-	routes := []route{
+	routes := []decodingRoute{
 		{"create control", "PUT", "/api/v1/controls", func(x string) string {
 			n++
 			return `{"name":"k` + strconv.Itoa(n) + `","data":` + fmt.Sprintf(data, x) + `}`
@@ -82,6 +84,14 @@ func TestDecodingRule(t *testing.T) {
 			return `{"steps":[{"agent_name":"bot","stage":"pre","decision":"allow","step":{"type":"llm","name":"chat","input":"x"` + x + `}` + x + `}]}`
 		}, 202, true, "steps.0.zz"},
 	}
+	return ts, routes
+}
+
+// TestDecodingRule checks the decoding rule route by route (docs/api.md, "Request bodies"): the control
+// plane refuses unknown fields, runtime and registration routes skip them (counted in
+// guard_unknown_fields_ignored_total{route}), and every body with a repeated key is a 422 naming it.
+func TestDecodingRule(t *testing.T) {
+	ts, routes := decodingTable(t)
 	// Every route of the server that takes a body is in the table above: a new one must be given its
 	// place in the rule (and in docs/api.md) before this test passes.
 	bodyless := map[string]bool{

@@ -1,16 +1,16 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // Key is one named API key of a key file (GUARD_API_KEYS_FILE, docs/operations.md "Named and scoped
@@ -46,14 +46,10 @@ const unnamedPrefix = "unnamed-"
 // ParseKeys reads a key file: a JSON object {"keys": [...]} of Key. Every problem of the file is
 // reported in one error (one line each, naming the key by its position and name), never the secret.
 func ParseKeys(data []byte) ([]Key, error) {
+	// Keys are compared exactly: {"Admin": true} is an unknown field, not an admin key.
 	var f keyFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if err := strictjson.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("the key file is not a JSON object {\"keys\": [...]}: %v", err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("the key file holds more than one JSON value")
 	}
 	var probs []string
 	if len(f.Keys) == 0 {

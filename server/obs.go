@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"math/rand/v2"
@@ -64,6 +65,10 @@ func (s *Server) obsRoutes() []route {
 		Durable:  s.cfg.obs.durable,
 		Metrics:  s.cfg.obs.metrics,
 		Logger:   s.log,
+		ControlKnown: func(ctx context.Context, id int64) error {
+			_, _, err := s.store.ListControlVersions(ctx, id, guard.PageRequest{Limit: 1}) // deleted ones too
+			return err
+		},
 	}
 	if s.cfg.obs.readWaitSet {
 		api.ReadWait = s.cfg.obs.readWait
@@ -83,6 +88,7 @@ func (s *Server) obsRoutes() []route {
 		{method: "GET", path: apiPrefix + "/observability/stats", level: levelRuntime, handler: http.HandlerFunc(api.Stats)},
 		{method: "GET", path: apiPrefix + "/observability/stats/controls/{control_id}", level: levelRuntime, handler: http.HandlerFunc(api.ControlStats)},
 		{method: "GET", path: apiPrefix + "/observability/status", level: levelRuntime, handler: http.HandlerFunc(api.Status)},
+		{method: "GET", path: apiPrefix + "/observability/traces/{trace_id}", level: levelRuntime, handler: http.HandlerFunc(api.Trace)},
 	}
 	if s.cfg.obs.metrics != nil {
 		rs = append(rs, route{method: "GET", path: "/metrics", level: levelPublic, handler: s.cfg.obs.metrics.Handler()})

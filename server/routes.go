@@ -45,6 +45,8 @@ func (s *Server) routes() []route {
 		f("POST", apiPrefix+"/agents/initAgent", levelRuntime, s.initAgent),
 		f("GET", apiPrefix+"/agents/{agent_name}", levelRuntime, s.getAgent),
 		f("PATCH", apiPrefix+"/agents/{agent_name}", levelAdmin, s.patchAgent),
+		// The reference SDK's init() reads it (agent_config.go): no managed prompt or model here.
+		f("GET", apiPrefix+"/agents/{agent_name}/config", levelRuntime, s.getAgentConfig),
 		f("GET", apiPrefix+"/agents/{agent_name}/controls", levelRuntime, s.agentControls),
 		f("POST", apiPrefix+"/agents/{agent_name}/controls/{control_id}", levelAdmin, s.linkControl),
 		f("DELETE", apiPrefix+"/agents/{agent_name}/controls/{control_id}", levelAdmin, s.unlinkControl),
@@ -56,6 +58,8 @@ func (s *Server) routes() []route {
 		f("POST", apiPrefix+"/controls/validate", levelAdmin, s.validateControl),
 		f("POST", apiPrefix+"/controls/test", levelAdmin, s.testControl),
 		f("POST", apiPrefix+"/controls/try", levelAdmin, s.tryControl),
+		// Not a control id (a 422 as one): a 404 that says guard serves no schema there.
+		f("GET", apiPrefix+"/controls/schema", levelRuntime, s.controlSchemaNotFound),
 		f("GET", apiPrefix+"/controls/{control_id}", levelRuntime, s.getControl),
 		f("PATCH", apiPrefix+"/controls/{control_id}", levelAdmin, s.patchControl),
 		f("DELETE", apiPrefix+"/controls/{control_id}", levelAdmin, s.deleteControl),

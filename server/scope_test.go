@@ -29,6 +29,7 @@ type scopeFixture struct {
 	bravoVersion, sharedVersion      float64
 	bravoAgentBody, bravoControlBody string
 	bravoApproval, bravoApprovalBody string
+	bravoTrace                       string // the trace id of one of bravo-1's events
 }
 
 const (
@@ -117,7 +118,18 @@ func newScopeFixture(t *testing.T) *scopeFixture {
 // snapshot records what bravo-1 has, to check afterwards that no scoped request changed it.
 func (f *scopeFixture) snapshot() {
 	ts, g := f.ts, []string{APIKeyHeader, f.globalKey}
-	f.bravoEvents = int(ts.ok(200, "POST", "/api/v1/observability/events/query", map[string]any{"agent_name": "bravo-1"}, g...)["total"].(float64))
+	bq := ts.ok(200, "POST", "/api/v1/observability/events/query", map[string]any{"agent_name": "bravo-1"}, g...)
+	f.bravoEvents = int(bq["total"].(float64))
+	f.bravoTrace = "no-trace"
+	for _, e := range bq["events"].([]any) {
+		if id, _ := e.(map[string]any)["trace_id"].(string); id != "" {
+			f.bravoTrace = id
+			if tr := ts.ok(200, "GET", "/api/v1/observability/traces/"+id, nil, g...); tr["total"].(float64) < 1 {
+				ts.t.Fatalf("the global key does not see bravo-1's trace: %v", tr)
+			}
+			break
+		}
+	}
 	f.bravoCaptured = len(ts.ok(200, "GET", "/api/v1/steps/captured?agent_name=bravo-1", nil, g...)["steps"].([]any))
 	f.bravoVersion = ts.ok(200, "GET", fmt.Sprintf("/api/v1/controls/%d", f.bravo), nil, g...)["version"].(float64)
 	f.sharedVersion = ts.ok(200, "GET", fmt.Sprintf("/api/v1/controls/%d", f.shared), nil, g...)["version"].(float64)
@@ -177,6 +189,9 @@ func (f *scopeFixture) scopeCases() map[string][]scopeCase {
 		"GET /api/v1/agents/{agent_name}":                               {{path: "/api/v1/agents/bravo-1", want: 404}},
 		"PATCH /api/v1/agents/{agent_name}":                             {{path: "/api/v1/agents/bravo-1", body: map[string]any{"agent_description": "taken"}, want: 404}},
 		"GET /api/v1/agents/{agent_name}/controls":                      {{path: "/api/v1/agents/bravo-1/controls", want: 404}},
+		"GET /api/v1/agents/{agent_name}/config":                        {{path: "/api/v1/agents/bravo-1/config", want: 404}},
+		"GET /api/v1/controls/schema":                                   {{path: "/api/v1/controls/schema", want: 404}}, // no control: the same 404 for every key
+		"GET /api/v1/observability/traces/{trace_id}":                   {{path: "/api/v1/observability/traces/" + f.bravoTrace, want: 200}},
 		"GET /api/v1/agents/{agent_name}/sessions/{session_id}":         {{path: "/api/v1/agents/bravo-1/sessions/s1", want: 404}},
 		"POST /api/v1/agents/{agent_name}/controls/{control_id}":        {{path: "/api/v1/agents/bravo-1/controls/" + u, want: 404}, {path: "/api/v1/agents/alpha-1/controls/" + b, want: 404}},
 		"DELETE /api/v1/agents/{agent_name}/controls/{control_id}":      {{path: "/api/v1/agents/bravo-1/controls/" + b, want: 404}, {path: "/api/v1/agents/bravo-1/controls/" + sh, want: 404}},
@@ -347,6 +362,10 @@ func TestKeyFileProblems(t *testing.T) {
 	}{
 		{"not json", `keys:`, []string{"not a JSON object"}},
 		{"unknown field", `{"keys": [{"name": "a", "key": "k", "admn": true}]}`, []string{"unknown field"}},
+		// Keys compared exactly (issue 32): "Admin" is not "admin", and a key given twice is refused.
+		{"field in another case", `{"keys": [{"name": "a", "key": "sekrit-k", "Admin": true}]}`, []string{"keys.0.Admin", "unknown field"}},
+		{"KEYS", `{"KEYS": [{"name": "a", "key": "sekrit-k"}]}`, []string{"KEYS", "unknown field"}},
+		{"repeated key", `{"keys": [{"name": "a", "key": "sekrit-k", "admin": false, "admin": true}]}`, []string{"keys.0.admin", "more than once"}},
 		{"empty", `{"keys": []}`, []string{"configures no key"}},
 		{"every problem", `{"keys": [{"key": "sekrit-1"}, {"name": "b c", "sha256": "abc"}, {"name": "d", "key": "sekrit-2", "sha256": "00"},
 			{"name": "e"}, {"name": "unnamed-x", "key": "sekrit-3"}, {"name": "f", "key": "sekrit-1", "agents": ["[", ""]}, {"name": "f", "key": "z"}]}`,

@@ -79,7 +79,7 @@ func TestStepSchemaLabelsBadInput(t *testing.T) {
 		field  string
 	}{
 		{"not a list", "egress", "steps.0.labels"},
-		{"not strings", []any{1}, "steps.0.labels"},
+		{"not strings", []any{1}, "steps.0.labels.0"},
 		{"empty label", []string{""}, "steps.0.labels.0"},
 		{"bad characters", []string{"ok", "no spaces"}, "steps.0.labels.1"},
 		{"too long", []string{strings.Repeat("a", 65)}, "steps.0.labels.0"},

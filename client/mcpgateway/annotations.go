@@ -1,8 +1,6 @@
 package mcpgateway
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -11,6 +9,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/guardrail-control/guard"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // Session labels of MCP tools (docs/mcp.md, "Session labels from tool annotations").
@@ -135,14 +135,12 @@ func LoadToolLabels(path string) (*ToolLabels, error) {
 	if len(raw) > maxToolLabelsFile {
 		return nil, fmt.Errorf("tool labels %s: larger than %d bytes", path, maxToolLabelsFile)
 	}
-	js, err := yaml.YAMLToJSON(raw)
+	js, err := yaml.YAMLToJSONStrict(raw) // a key repeated in the YAML is an error
 	if err != nil {
 		return nil, fmt.Errorf("tool labels %s: %w", path, err)
 	}
 	var c ToolLabels
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := strictjson.Unmarshal(js, &c); err != nil { // keys compared exactly, unknown ones refused
 		return nil, fmt.Errorf("tool labels %s: %w", path, err)
 	}
 	if err := c.Check(); err != nil {

@@ -82,8 +82,10 @@ func TestLoadToolLabels(t *testing.T) {
 	}
 	for _, tc := range []struct{ body, want string }{
 		{"tools:\n  fetch: [\"no spaces\"]\n", "tools.fetch.0"},
-		{"tools:\n  fetch: untrusted\n", "cannot unmarshal"},
-		{"tool:\n  fetch: [untrusted]\n", `unknown field "tool"`},
+		{"tools:\n  fetch: untrusted\n", "tools.fetch: must be an array"},
+		{"Tools:\n  fetch: [untrusted]\n", "Tools: is an unknown field"},
+		{"tools:\n  fetch: [untrusted]\n  fetch: [sends]\n", `key "fetch" already set`},
+		{"tool:\n  fetch: [untrusted]\n", "tool: is an unknown field"},
 		{"tools:\n  fetch: [" + strings.Repeat("a", 65) + "]\n", "at most 64 bytes"},
 	} {
 		_, err := mcpgateway.LoadToolLabels(write(tc.body))

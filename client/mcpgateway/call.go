@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/guardrail-control/guard"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // toolHandler returns the handler of one upstream tool: check at pre, forward, check at post.
@@ -144,7 +146,7 @@ func decodeArguments(raw json.RawMessage) (map[string]any, error) {
 		return m, nil
 	}
 	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := strictjson.UnmarshalLenient(raw, &m); err != nil {
 		return nil, err
 	}
 	if m == nil {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/client"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // Asking the user where they are (docs/approvals.md, "MCP gateway"). A tool call refused by a control with
@@ -135,7 +137,7 @@ func inputRequestsElicit(p *mcp.CallToolParamsRaw) bool {
 			URL  json.RawMessage `json:"url"`
 		} `json:"elicitation"`
 	}
-	if json.Unmarshal(b, &caps) != nil || caps.Elicitation == nil {
+	if strictjson.UnmarshalLenient(b, &caps) != nil || caps.Elicitation == nil {
 		return false
 	}
 	return caps.Elicitation.Form != nil || caps.Elicitation.URL == nil
@@ -225,7 +227,7 @@ func clientName(ss *mcp.ServerSession, p *mcp.CallToolParamsRaw) string {
 	}
 	if p != nil {
 		var info mcp.Implementation
-		if b, err := json.Marshal(p.Meta[mcp.MetaKeyClientInfo]); err == nil && json.Unmarshal(b, &info) == nil && info.Name != "" {
+		if b, err := json.Marshal(p.Meta[mcp.MetaKeyClientInfo]); err == nil && strictjson.UnmarshalLenient(b, &info) == nil && info.Name != "" {
 			name = info.Name
 		}
 	}

@@ -2,12 +2,13 @@ package mcpgateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // One-pass decoders for the two messages of every relayed tools/call: the client's request and the
@@ -81,7 +82,7 @@ func parseID(tok []byte, kind int) (jsonrpc.ID, bool) {
 			}
 		}
 		var v any
-		if json.Unmarshal(tok, &v) != nil {
+		if strictjson.UnmarshalLenient(tok, &v) != nil {
 			return jsonrpc.ID{}, false
 		}
 		id, err := jsonrpc.MakeID(v)
@@ -138,7 +139,7 @@ func (c *callParams) decode(names func([]byte) string) (p fastParams, ok bool) {
 		p.args = bytes.Clone(args) // the line's buffer is reused
 	}
 	if meta != nil {
-		if meta[0] != '{' || json.Unmarshal(meta, &p.meta) != nil || !plainMeta(p.meta) {
+		if meta[0] != '{' || strictjson.UnmarshalLenient(meta, &p.meta) != nil || !plainMeta(p.meta) {
 			return p, false
 		}
 	}
@@ -262,12 +263,12 @@ func decodePlainResult(raw []byte) (res *mcp.CallToolResult, verbatim bool, ok b
 		return nil, false, false
 	}
 	if structured != nil && string(structured) != "null" {
-		if json.Unmarshal(structured, &res.StructuredContent) != nil {
+		if strictjson.UnmarshalLenient(structured, &res.StructuredContent) != nil {
 			return nil, false, false
 		}
 	}
 	if meta != nil {
-		if meta[0] != '{' || json.Unmarshal(meta, &res.Meta) != nil {
+		if meta[0] != '{' || strictjson.UnmarshalLenient(meta, &res.Meta) != nil {
 			return nil, false, false
 		}
 	}

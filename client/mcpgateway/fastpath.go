@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // The fast path of tools/call. The SDK's server session costs about as much per message as a whole call of
@@ -122,7 +124,7 @@ func (c *fastConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			var ir struct {
 				ProtocolVersion string `json:"protocolVersion"`
 			}
-			if json.Unmarshal(resp.Result, &ir) == nil {
+			if strictjson.UnmarshalLenient(resp.Result, &ir) == nil {
 				c.version = ir.ProtocolVersion
 			}
 		}
@@ -322,7 +324,7 @@ func (c *fastConn) cancelCall(params json.RawMessage) bool {
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
-	if json.Unmarshal(params, &p) != nil {
+	if strictjson.UnmarshalLenient(params, &p) != nil {
 		return false
 	}
 	id, err := jsonrpc.MakeID(p.RequestID)
@@ -342,13 +344,13 @@ func (c *fastConn) cancelCall(params json.RawMessage) bool {
 func parseFastParams(raw json.RawMessage) (fastParams, bool) {
 	var fields map[string]json.RawMessage
 	var p fastParams
-	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+	if strictjson.UnmarshalLenient(raw, &fields) != nil || fields == nil {
 		return p, false
 	}
 	for k, v := range fields {
 		switch k {
 		case "name":
-			if json.Unmarshal(v, &p.name) != nil {
+			if strictjson.UnmarshalLenient(v, &p.name) != nil {
 				return p, false
 			}
 		case "arguments":
@@ -357,7 +359,7 @@ func parseFastParams(raw json.RawMessage) (fastParams, bool) {
 			}
 			p.args = v
 		case "_meta":
-			if json.Unmarshal(v, &p.meta) != nil || !plainMeta(p.meta) {
+			if strictjson.UnmarshalLenient(v, &p.meta) != nil || !plainMeta(p.meta) {
 				return p, false
 			}
 		default:

@@ -2,20 +2,21 @@ package mcpgateway
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/guardrail-control/guard/internal/jsonstr"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // A small JSON scanner for the one-pass decoders of fastdecode.go. It accepts exactly the JSON that
 // encoding/json accepts (RFC 8259; invalid UTF-8 inside strings is accepted, as encoding/json does), and
 // is used only to find where values start and end and to read the few strings the gateway needs. Every
 // function reports ok=false for anything it does not handle itself (including valid JSON nested deeper
-// than maxScanDepth): the callers then leave the message to encoding/json, so that a doubt never changes
-// what a message means.
+// than maxScanDepth): the callers then leave the message to internal/strictjson (keys compared exactly,
+// repeated keys refused), so that a doubt never changes what a message means.
 
 // maxScanDepth bounds the nesting skipValue follows (encoding/json allows 10000; deeper values are rare
 // enough to leave to it).
@@ -198,7 +199,7 @@ func decodeString(s []byte, kind int) (string, bool) {
 		}
 	}
 	var v string
-	if json.Unmarshal(s, &v) != nil {
+	if strictjson.UnmarshalLenient(s, &v) != nil {
 		return "", false
 	}
 	return v, true
@@ -211,11 +212,11 @@ func isKey(s []byte, key string) bool {
 	return len(s) == len(key)+2 && string(s[1:len(s)-1]) == key
 }
 
-// decodeObject decodes b, exactly one JSON object, as json.Unmarshal into a map[string]any does (objects
-// as map[string]any, arrays as []any, numbers as float64, the last of repeated keys), validating it in the
-// same pass. ok=false for anything it does not decode itself (invalid JSON, a number a float64 cannot
-// hold, values nested deeper than maxScanDepth): the caller then uses encoding/json, which decodes it or
-// says what is wrong.
+// decodeObject decodes b, exactly one JSON object, as strictjson.UnmarshalLenient into a map[string]any
+// does (objects as map[string]any, arrays as []any, numbers as float64), validating it in the same pass.
+// ok=false for anything it does not decode itself (invalid JSON, a key repeated within one object, a
+// number a float64 cannot hold, values nested deeper than maxScanDepth): the caller then uses strictjson,
+// which decodes it or says what is wrong.
 func decodeObject(b []byte) (map[string]any, bool) {
 	if len(b) == 0 || b[0] != '{' {
 		return nil, false
@@ -274,6 +275,9 @@ func (d *objectDecoder) value(i int, depth int) (any, int, bool) {
 			key, ok := d.str(k0, end, kind)
 			if !ok {
 				return nil, 0, false
+			}
+			if _, dup := m[key]; dup {
+				return nil, 0, false // a repeated key: strictjson refuses it, saying which
 			}
 			i = skipSpace(b, end)
 			if i >= len(b) || b[i] != ':' {

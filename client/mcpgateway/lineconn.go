@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // LineTransport is an mcp.Transport for newline-delimited JSON-RPC over a pair of streams: the stdio
@@ -252,13 +254,14 @@ type wireMessage struct {
 
 // decodeMessage decodes one JSON-RPC message with the rules of the SDK's jsonrpc.DecodeMessage (version
 // "2.0", a number, string or null id, a request when "method" is present, else a response with an id),
-// with encoding/json on the whole line. data is not retained: params and results are copied.
+// with strictjson (keys compared exactly, repeated keys refused) on the whole line. data is not retained:
+// params and results are copied.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	if data[0] == '[' {
 		return nil, errors.New("unmarshaling jsonrpc message: JSON-RPC batches are not supported (MCP dropped them in 2025-06-18)")
 	}
 	var w wireMessage
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.UnmarshalLenient(data, &w); err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
 	if w.JSONRPC != "2.0" {
@@ -270,7 +273,7 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	}
 	if len(w.Method) > 0 {
 		var method string
-		if err := json.Unmarshal(w.Method, &method); err != nil {
+		if err := strictjson.UnmarshalLenient(w.Method, &method); err != nil {
 			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
 		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil

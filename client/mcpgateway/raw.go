@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // The upstream's answers as it wrote them. The SDK decodes every result into its Go types, which drop what
@@ -130,14 +132,14 @@ type rawToolsPage struct {
 // rawToolsOf returns the tools of a tools/list result by name, as the upstream wrote them.
 func rawToolsOf(raw json.RawMessage, into map[string]json.RawMessage) {
 	var page rawToolsPage
-	if json.Unmarshal(raw, &page) != nil {
+	if strictjson.UnmarshalLenient(raw, &page) != nil {
 		return
 	}
 	for _, t := range page.Tools {
 		var named struct {
 			Name string `json:"name"`
 		}
-		if json.Unmarshal(t, &named) == nil && named.Name != "" {
+		if strictjson.UnmarshalLenient(t, &named) == nil && named.Name != "" {
 			if _, dup := into[named.Name]; !dup {
 				into[named.Name] = t
 			}
@@ -190,7 +192,7 @@ func (r rawToolList) MarshalJSON() ([]byte, error) {
 // rawPageExtra returns the fields of a tools/list result besides tools and nextCursor.
 func rawPageExtra(raw json.RawMessage) map[string]json.RawMessage {
 	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
+	if strictjson.UnmarshalLenient(raw, &m) != nil {
 		return nil
 	}
 	delete(m, "tools")

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // The relay of tools/call to the upstream. The SDK's client session decodes each result through a streaming
@@ -369,9 +371,7 @@ type plainResult struct {
 // resources, annotations, fields of later versions) with the SDK's own decoder.
 func decodeToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var p plainResult
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err == nil && !dec.More() && plainText(&p) {
+	if err := strictjson.Unmarshal(raw, &p); err == nil && plainText(&p) {
 		res := &mcp.CallToolResult{Meta: p.Meta, StructuredContent: p.StructuredContent, IsError: p.IsError,
 			Content: make([]mcp.Content, len(p.Content))} // never nil, as the SDK decodes it
 		for i, c := range p.Content {
@@ -380,7 +380,7 @@ func decodeToolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 		return res, nil
 	}
 	var res mcp.CallToolResult
-	if err := json.Unmarshal(raw, &res); err != nil {
+	if err := strictjson.UnmarshalLenient(raw, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil

@@ -11,6 +11,8 @@ import (
 
 	"github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/client"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // MetaKey is the key of the _meta entry a blocked call's result carries, for clients that act on it
@@ -129,7 +131,7 @@ func jsonValue(v any) (any, error) {
 		return x, nil
 	case json.RawMessage:
 		var out any
-		err := json.Unmarshal(x, &out)
+		err := strictjson.UnmarshalLenient(x, &out)
 		return out, err
 	}
 	b, err := json.Marshal(v)
@@ -137,7 +139,7 @@ func jsonValue(v any) (any, error) {
 		return nil, err
 	}
 	var out any
-	err = json.Unmarshal(b, &out)
+	err = strictjson.UnmarshalLenient(b, &out)
 	return out, err
 }
 

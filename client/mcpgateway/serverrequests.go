@@ -14,6 +14,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/guardrail-control/guard"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // The requests of the upstream to the client (MCP's server-initiated requests): sampling (the upstream asks
@@ -228,7 +230,7 @@ func asObject(v any) (map[string]any, error) {
 	if string(b) == "null" {
 		return m, nil
 	}
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := strictjson.UnmarshalLenient(b, &m); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -240,7 +242,7 @@ func remarshal(v any, out any) error {
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(b, out)
+	return strictjson.UnmarshalLenient(b, out)
 }
 
 // onLog passes the upstream's log messages on to every client session; the SDK's session sends them once

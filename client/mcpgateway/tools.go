@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/guardrail-control/guard"
+
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // syncTimeout bounds one re-listing of the upstream's tools and the registration that follows it.
@@ -89,7 +91,7 @@ func schemaMap(s any) (map[string]any, error) {
 		return nil, err
 	}
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := strictjson.UnmarshalLenient(b, &m); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // Options says how control data is validated.
@@ -79,12 +80,7 @@ func Parse(file string, raw []byte, opts Options) (*Policy, error) {
 func documents(raw []byte) ([]json.RawMessage, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) > 0 && t[0] == '{' {
-		if !json.Valid(t) {
-			var v any
-			err := json.Unmarshal(t, &v)
-			return nil, fmt.Errorf("not valid JSON: %w", err)
-		}
-		if err := checkJSONDuplicates(t); err != nil {
+		if err := strictjson.Check(t); err != nil { // invalid, or a key repeated within one object
 			return nil, fmt.Errorf("not valid JSON: %w", err)
 		}
 		return []json.RawMessage{t}, nil
@@ -210,7 +206,7 @@ func (d *docParser) add(control, field, msg string) {
 // object decodes raw as an object whose keys are all in known; unknown keys are problems, in sorted order.
 func (d *docParser) object(raw json.RawMessage, control, path string, known ...string) (map[string]json.RawMessage, bool) {
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+	if err := strictjson.Unmarshal(raw, &obj); err != nil || obj == nil {
 		d.add(control, orTop(path), "must be an object")
 		return nil, false
 	}
@@ -229,7 +225,7 @@ func (d *docParser) object(raw json.RawMessage, control, path string, known ...s
 
 func (d *docParser) list(raw json.RawMessage, path string) ([]json.RawMessage, bool) {
 	var l []json.RawMessage
-	if err := json.Unmarshal(raw, &l); err != nil {
+	if err := strictjson.Unmarshal(raw, &l); err != nil {
 		d.add("", path, "must be a list")
 		return nil, false
 	}
@@ -288,7 +284,7 @@ func (d *docParser) control(raw json.RawMessage, at string) {
 	// A bad name is one problem among the others of the control: the rest is still checked, so that a
 	// file's every problem is reported at once. Such a control is not kept (nothing can refer to it).
 	label, keep := "", true
-	if err := json.Unmarshal(obj["name"], &c.Name); err != nil || isNull(obj["name"]) {
+	if err := strictjson.Unmarshal(obj["name"], &c.Name); err != nil || isNull(obj["name"]) {
 		d.add("", at+".name", "is required and must be a string")
 		keep = false
 	} else if err := guard.ValidateControlName(c.Name); err != nil {
@@ -298,7 +294,7 @@ func (d *docParser) control(raw json.RawMessage, at string) {
 		label = c.Name
 	}
 	if v, ok := obj["id"]; ok && !isNull(v) {
-		if err := json.Unmarshal(v, &c.ID); err != nil || c.ID <= 0 {
+		if err := strictjson.Unmarshal(v, &c.ID); err != nil || c.ID <= 0 {
 			d.add(label, at+".id", "must be a positive integer")
 		}
 	}
@@ -345,7 +341,7 @@ func (d *docParser) agent(raw json.RawMessage, at string) {
 	}
 	var name string
 	keep := true // a bad name is reported with the agent's other problems; the agent is not kept
-	if err := json.Unmarshal(obj["name"], &name); err != nil || isNull(obj["name"]) {
+	if err := strictjson.Unmarshal(obj["name"], &name); err != nil || isNull(obj["name"]) {
 		d.add("", at+".name", "is required and must be a string")
 		keep = false
 	}
@@ -356,7 +352,7 @@ func (d *docParser) agent(raw json.RawMessage, at string) {
 	}
 	a := Agent{File: d.file, Name: norm, Controls: []string{}}
 	if v, ok := obj["controls"]; ok && !isNull(v) {
-		if err := json.Unmarshal(v, &a.Controls); err != nil {
+		if err := strictjson.Unmarshal(v, &a.Controls); err != nil {
 			d.add("", at+".controls", "must be a list of control names")
 		}
 	}
@@ -387,10 +383,10 @@ func (d *docParser) test(raw json.RawMessage, at string) {
 		}
 	}
 	var tc guard.TestCase
-	if err := json.Unmarshal(raw, &tc); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			d.add("", join(at, te.Field), "must be a JSON "+te.Value+" of the right type")
+	if err := strictjson.Unmarshal(raw, &tc); err != nil {
+		var se *strictjson.Error
+		if errors.As(err, &se) && (se.Kind == strictjson.KindType || se.Kind == strictjson.KindRange) {
+			d.add("", join(at, se.Path), strings.TrimPrefix(err.Error(), se.Path+": "))
 		} else if len(d.probs) == before { // not already reported as an unknown field
 			d.add("", at, err.Error())
 		}

@@ -116,8 +116,15 @@ func TestParseProblems(t *testing.T) {
 		{"not yaml", "controls: [\n", nil},
 		{"empty", "", []string{`f.yaml: holds no document: expected controls, agents and/or tests`}},
 		{"bad json", `{"controls": [}`, nil},
-		{"duplicate json key", `{"controls": [{"name": "a", "name": "b"}]}`, []string{`f.yaml: not valid JSON: controls.0: key "name" appears twice`}},
+		{"duplicate json key", `{"controls": [{"name": "a", "name": "b"}]}`, []string{`f.yaml: not valid JSON: controls.0.name: appears more than once in the same object`}},
 		{"non-string key", "controls:\n  - name: a\n    data: {1: x}\n", nil},
+		// Keys are compared exactly in YAML and JSON alike (issue 32): another case is an unknown field.
+		{"yaml key in another case", "controls:\n  - {name: a, Name: b, data: {condition: " + leaf + ", action: {decision: deny}}}\n",
+			[]string{`f.yaml: controls.0.Name: unknown field (expected one of [id name data])`}},
+		{"yaml data key in another case", "controls:\n  - {name: a, data: {condition: " + leaf + ", action: {Decision: deny}}}\n", nil},
+		{"json key in another case", `{"Controls": []}`, []string{`f.yaml: Controls: unknown field (expected one of [controls agents tests])`}},
+		{"test expect in another case", "tests:\n  - {name: t, step: {type: llm}, stage: pre, expect: {Decision: allow}}\n",
+			[]string{`f.yaml: tests.0.expect.Decision: unknown field (expected one of [decision matches no_matches])`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

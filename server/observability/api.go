@@ -45,6 +45,9 @@ type API struct {
 	AllowsAgent func(ctx context.Context, agent string) bool
 	// KeyName names the API key of a request (server.KeyName): posted events record it. nil: none.
 	KeyName func(ctx context.Context) string
+	// ControlKnown reports guard.ErrControlNotFound when no control, live or deleted, has the id: the
+	// statistics of such an id without events are a 404. nil: every id is known.
+	ControlKnown func(ctx context.Context, id int64) error
 }
 
 func (a *API) now() time.Time {

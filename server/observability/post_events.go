@@ -1,18 +1,17 @@
 package observability
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/internal/strictjson"
 	"github.com/guardrail-control/guard/internal/timeparam"
 	"github.com/guardrail-control/guard/server/problem"
 )
@@ -157,7 +156,7 @@ func locateDecodeError(b []byte, first error) error {
 	for i, msg := range *body.Events {
 		at := "events." + strconv.Itoa(i)
 		var w *eventWire
-		if err := json.NewDecoder(bytes.NewReader(msg)).Decode(&w); err != nil {
+		if err := strictjson.UnmarshalLenient(msg, &w); err != nil {
 			problems = appendProblems(problems, []guard.Problem{decodeProblem(err, at)})
 			continue
 		}
@@ -307,19 +306,23 @@ func (in *eventWire) validate(ev *guard.Event, at string) []guard.Problem {
 
 // decodeProblem names the field of a JSON decoding error inside one event.
 func decodeProblem(err error, at string) guard.Problem {
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) {
-		if ute.Field == "" {
-			return guard.Problem{Field: at, Code: "type", Message: "must be an event object"}
-		}
-		if problem.OutOfRange(ute) {
-			return guard.Problem{Field: at + "." + ute.Field, Code: "range", Message: "is out of range"}
-		}
-		return guard.Problem{Field: at + "." + ute.Field, Code: "type", Message: "has the wrong type"}
+	var se *strictjson.Error
+	if !errors.As(err, &se) {
+		return guard.Problem{Field: at, Code: "invalid", Message: "is not a valid event object"}
 	}
-	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-		name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-		return guard.Problem{Field: at + "." + name, Code: "unknown_field", Message: "is not a known event field"}
+	field := at
+	if se.Path != "" {
+		field = at + "." + se.Path
+	}
+	switch {
+	case se.Kind == strictjson.KindType && se.Path == "":
+		return guard.Problem{Field: at, Code: "type", Message: "must be an event object"}
+	case se.Kind == strictjson.KindRange:
+		return guard.Problem{Field: field, Code: "range", Message: "is out of range"}
+	case se.Kind == strictjson.KindType:
+		return guard.Problem{Field: field, Code: "type", Message: "has the wrong type"}
+	case se.Kind == strictjson.KindUnknown:
+		return guard.Problem{Field: field, Code: "unknown_field", Message: "is not a known event field"}
 	}
 	return guard.Problem{Field: at, Code: "invalid", Message: "is not a valid event object"}
 }

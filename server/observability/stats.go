@@ -1,6 +1,7 @@
 package observability
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -194,6 +195,18 @@ func (a *API) ControlStats(w http.ResponseWriter, r *http.Request) {
 				cs.ControlName = sh.ControlName
 			}
 			break
+		}
+	}
+	// A well-formed id of nothing is a 404 (docs/service.md): no control of this server, live or deleted,
+	// has it, and no event of the window names it.
+	if cs.ExecutionCount == 0 && sh == nil && a.ControlKnown != nil {
+		if err := a.ControlKnown(r.Context(), id); errors.Is(err, guard.ErrControlNotFound) {
+			problem.Write(w, r, a.logger(), problem.New(http.StatusNotFound, problem.CodeControlNotFound,
+				"no control has this id and no event of the time range names it"))
+			return
+		} else if err != nil {
+			problem.Write(w, r, a.logger(), err)
+			return
 		}
 	}
 	var series []guard.StatsTimePoint

@@ -2,14 +2,13 @@ package problem
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	guard "github.com/guardrail-control/guard"
+	"github.com/guardrail-control/guard/internal/strictjson"
 )
 
 // ReadBody reads the whole request body, turning an oversize body (http.MaxBytesReader, set by the
@@ -70,8 +69,8 @@ func DecodeBytes(b []byte, dst any) error {
 	return decode(b, dst, true)
 }
 
-// decode decodes b into dst; strict refuses unknown fields (422 unknown_field), otherwise they are
-// skipped. Duplicate keys are refused either way.
+// decode decodes b into dst with strictjson (keys compared exactly, duplicates refused); strict refuses
+// unknown fields (422 unknown_field), otherwise they are skipped.
 func decode(b []byte, dst any, strict bool) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return New(http.StatusBadRequest, CodeInvalidJSON, "the request body is empty; a JSON object is required")
@@ -79,74 +78,52 @@ func decode(b []byte, dst any, strict bool) error {
 	if err := requireObject(b); err != nil {
 		return err
 	}
-	// Decode first and check validity only when decoding fails or data follows the value: a valid body
-	// (the common case) is scanned once less.
-	dec := json.NewDecoder(bytes.NewReader(b))
+	var err error
 	if strict {
-		dec.DisallowUnknownFields()
+		err = strictjson.Unmarshal(b, dst)
+	} else {
+		err = strictjson.UnmarshalLenient(b, dst)
 	}
-	err := dec.Decode(dst)
 	if err == nil {
-		if rest := bytes.TrimSpace(b[dec.InputOffset():]); len(rest) == 0 {
-			return checkDuplicateKeys(b)
-		}
+		return nil
 	}
-	if !json.Valid(b) {
-		return invalidJSON(b) // where it broke, and a hint for a single backslash in a string
-	}
-	if err := checkDuplicateKeys(b); err != nil {
-		return err
-	}
-	if err != nil {
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			field := ute.Field
-			if p, ok := typeErrorPath(b, field, ute.Offset); ok && field != "" {
-				field = p
-			}
-			if field == "" {
-				return Validation("the request body has the wrong shape", guard.Problem{Field: "", Code: "type", Message: "must be a JSON " + jsonKind(ute.Type.Kind().String())})
-			}
-			if OutOfRange(ute) {
-				return Validation("the request body has a number out of range",
-					guard.Problem{Field: field, Code: "range", Message: "is out of range"})
-			}
-			return Validation("the request body has a field of the wrong type",
-				guard.Problem{Field: field, Code: "type", Message: "must be " + jsonKind(ute.Type.Kind().String())})
-		}
-		if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-			name := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
-			if p, ok := unknownFieldPath(b, name); ok {
-				name = p
-			}
-			return Validation("the request body has an unknown field",
-				guard.Problem{Field: name, Code: "unknown_field", Message: "is not a known field"})
-		}
-		var pe *Error
-		if errors.As(err, &pe) {
-			return pe
-		}
-		var ve *guard.ValidationError
-		if errors.As(err, &ve) {
-			return err
-		}
+	var se *strictjson.Error
+	if !errors.As(err, &se) {
 		return Validation("the request body is not valid", guard.Problem{Code: "invalid", Message: "the body does not match the expected shape"})
 	}
-	return nil
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float32", "float64":
-		return "a number"
-	case "slice", "array":
-		return "an array"
-	case "map", "struct", "ptr":
-		return "an object"
+	// The decoder stops at the first problem in body order: invalid JSON and a repeated key anywhere
+	// come before a wrong field, as they always did.
+	if se.Kind != strictjson.KindSyntax && se.Kind != strictjson.KindDuplicate {
+		var ce *strictjson.Error
+		if errors.As(strictjson.Check(b), &ce) {
+			se = ce
+		}
 	}
-	return "of another type"
+	switch se.Kind {
+	case strictjson.KindSyntax:
+		return invalidJSON(b) // where it broke, and a hint for a single backslash in a string
+	case strictjson.KindDuplicate:
+		return DuplicateKeyError(se.Path)
+	case strictjson.KindUnknown:
+		return Validation("the request body has an unknown field",
+			guard.Problem{Field: se.Path, Code: "unknown_field", Message: "is not a known field"})
+	case strictjson.KindRange:
+		return Validation("the request body has a number out of range",
+			guard.Problem{Field: se.Path, Code: "range", Message: "is out of range"})
+	case strictjson.KindType:
+		if se.Path == "" {
+			return Validation("the request body has the wrong shape", guard.Problem{Field: "", Code: "type", Message: "must be " + se.Want})
+		}
+		return Validation("the request body has a field of the wrong type",
+			guard.Problem{Field: se.Path, Code: "type", Message: "must be " + se.Want})
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	var ve *guard.ValidationError
+	if errors.As(err, &ve) {
+		return ve
+	}
+	return Validation("the request body is not valid", guard.Problem{Code: "invalid", Message: "the body does not match the expected shape"})
 }

@@ -29,7 +29,13 @@ func TestDecodeBytesPaths(t *testing.T) {
 		{`{"steps":[{"name":5},{"name":"b"}]}`, "422", "steps.0.name"},
 		{`{"steps":[{"name":"a"},{"n":1},{"n":"x"}]}`, "422", "steps.2.n"},
 		{`{"surprise":1}`, "422", "surprise"},
-		{`{"steps":[{"x":1}],"one":{"x":2}}`, "422", "x"}, // two candidates: the bare name
+		{`{"steps":[{"x":1}],"one":{"x":2}}`, "422", "steps.0.x"}, // the first in body order
+		// Keys are compared exactly: one differing only in case is unknown (issue 32).
+		{`{"one":{"NAME":"a"}}`, "422", "one.NAME"},
+		{`{"one":{"name":"a","Name":"b"}}`, "422", "one.Name"},
+		{`{"Steps":[]}`, "422", "Steps"},
+		{`{"raw":{"x":1}}`, "422", "raw.x"}, // an untagged field is named by its Go name, X
+		{`{"steps":[{"name":"a"},{"nAme":"b"}]}`, "422", "steps.1.nAme"},
 		{`{"tags":[1]}`, "422", ""},
 		{`{"one":{}} {"one":{}}`, "400", ""},
 		{`{"one":`, "400", ""},

@@ -30,7 +30,8 @@ func TestDecodeLenient(t *testing.T) {
 		{"in a list", `{"steps":[{"name":"a"},{"name":"b","applies_to":"llm_call"}]}`, []string{"steps.1.applies_to"}, 1},
 		{"behind a pointer", `{"ptr":{"name":"a","created_at":"x"}}`, []string{"ptr.created_at"}, 1},
 		{"typed map values", `{"typed":{"k":{"n":1,"z":2}}}`, []string{"typed.k.z"}, 1},
-		{"case-insensitive match is known", `{"NAME":"a"}`, nil, 0},
+		{"a key differing only in case is unknown", `{"NAME":"a","Steps":[{"Name":"x"}]}`, []string{"NAME", "Steps"}, 2},
+		{"case differs in a list", `{"steps":[{"name":"a","N":2}]}`, []string{"steps.0.N"}, 1},
 		{"free-form map never unknown", `{"meta":{"a":{"b":{"c":1}}}}`, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,6 +44,13 @@ func TestDecodeLenient(t *testing.T) {
 				t.Fatalf("ignored %+v, want %d %v", ig, tc.count, tc.paths)
 			}
 		})
+	}
+	// Never read into the field it matches only without regard to case, whatever the order.
+	for _, body := range []string{`{"name":"a","NAME":"b"}`, `{"NAME":"b","name":"a"}`, `{"Name":"b","name":"a","nAmE":"c"}`} {
+		var v lenientTarget
+		if _, err := DecodeLenientBytes([]byte(body), &v); err != nil || v.Name != "a" {
+			t.Errorf("%s: decoded %+v %v, want name a", body, v, err)
+		}
 	}
 	var v lenientTarget
 	if _, err := DecodeLenientBytes([]byte(`{"name":"a","extra":1,"steps":[{"name":"b"}]}`), &v); err != nil || v.Name != "a" || len(v.Steps) != 1 {
