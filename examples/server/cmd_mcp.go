@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"os/signal"
 	"syscall"
@@ -130,7 +131,7 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 	if len(f.command) > 0 {
 		cmd := exec.Command(f.command[0], f.command[1:]...)
 		cmd.Stderr = env.stderr // the upstream's own logs
-		upstream = &mcpgateway.CommandTransport{Command: cmd, Logger: logger.Named("mcp_gateway.upstream")}
+		upstream = &mcpgateway.CommandTransport{Command: cmd, Logger: logger.Named("mcp_gateway.upstream"), Supervisor: supervisorPath(logger)}
 	} else {
 		// Responses read in bounded memory (mcpgateway.MaxResponseBytes): the SDK reads a JSON one whole.
 		upstream = &mcp.StreamableClientTransport{Endpoint: f.upstream, HTTPClient: mcpgateway.BoundedHTTPClient(nil, 0)}
@@ -324,4 +325,15 @@ func serveMCPHTTP(ctx context.Context, addr string, srv *mcp.Server, out io.Writ
 		served <- err
 	}()
 	return nil
+}
+
+// supervisorPath is the watchdog of the upstreams (this binary: main calls mcpgateway.RunSupervisorIfAsked),
+// or "" when the binary cannot be found (the upstream is then started without it, which is logged).
+func supervisorPath(logger *zap.Logger) string {
+	exe, err := os.Executable()
+	if err != nil {
+		logger.Warn("the upstream runs without its watchdog: its children may outlive a killed gateway", zap.Error(err))
+		return ""
+	}
+	return exe
 }
