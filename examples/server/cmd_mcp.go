@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -49,6 +50,7 @@ type mcpFlags struct {
 	toolLabels   string
 	rendered     []guard.Control // the controls of the templates, rendered before the upstream starts
 	askTimeout   time.Duration
+	clientCaps   string // --client-capabilities, as given ("" when not)
 	command      []string
 }
 
@@ -78,6 +80,7 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	fs.StringVar(&f.noControls, "no-controls", noControlsAllow, "when neither the server nor a controls file gives controls at start: allow (calls go unchecked until the server is reached), deny (every call is denied until then) or refuse (exit with an error)")
 	fs.Var(&f.templates, "template", "a control template to evaluate in the gateway, without a server (repeatable; guard template list shows them), e.g. rule-of-two")
 	fs.Var(&f.sets, "set", "a parameter of the --template(s): KEY=VALUE, as guard template render takes it (repeatable)")
+	fs.StringVar(&f.clientCaps, "client-capabilities", "", "the capabilities announced to the upstream, comma-separated: sampling, elicitation, roots (default: over stdio those of the client's initialize; with --listen none)")
 	fs.StringVar(&f.toolLabels, "tool-labels", "", "YAML or JSON file of session labels by tool name, replacing those the tools' annotations give (docs/mcp.md)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s\n", mcpUsage)
@@ -110,6 +113,11 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	if _, err := guard.NormalizeAgentName(f.agent); err != nil {
 		return nil, fmt.Errorf("mcp: --agent: %w", err)
 	}
+	if f.clientCaps != "" {
+		if _, err := mcpgateway.ParseClientCapabilities(strings.Split(f.clientCaps, ",")); err != nil {
+			return nil, fmt.Errorf("mcp: --client-capabilities: %w", err)
+		}
+	}
 	return f, nil
 }
 
@@ -126,6 +134,37 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 	// stdout is the MCP channel in stdio mode: every log goes to stderr.
 	logger := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(env.stderr), zap.InfoLevel))
 	defer func() { _ = logger.Sync() }()
+
+	// The upstream is told the client's capabilities, not more (clientcaps.go): over stdio the client's
+	// initialize is read first, and served once the upstream is up.
+	var clientIn io.Reader = env.stdin
+	var caps *mcp.ClientCapabilities
+	switch {
+	case f.clientCaps != "":
+		caps, _ = mcpgateway.ParseClientCapabilities(strings.Split(f.clientCaps, ",")) // checked by parseMCPFlags
+	case f.listen != "":
+		caps = &mcp.ClientCapabilities{}
+	default:
+		type first struct {
+			line []byte
+			rest io.Reader
+			err  error
+		}
+		got := make(chan first, 1)
+		go func() {
+			line, rest, err := mcpgateway.ReadFirstMessage(env.stdin, 0)
+			got <- first{line, rest, err}
+		}()
+		select {
+		case fm := <-got:
+			if fm.err != nil {
+				return fmt.Errorf("mcp: reading the client's initialize: %w", fm.err)
+			}
+			caps, clientIn = mcpgateway.CapabilitiesOfInitialize(fm.line), fm.rest
+		case <-ctx.Done():
+			return nil // a signal before the client spoke
+		}
+	}
 
 	var upstream mcp.Transport
 	if len(f.command) > 0 {
@@ -151,7 +190,7 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 	// An HTTP upstream that goes away is reconnected to, with backoff; a command's end is final.
 	g, err := mcpgateway.Connect(cctx, upstream, mcpgateway.Options{CallTimeout: f.callTimeout, Logger: logger.Named("mcp_gateway"),
 		ClientInfo: &mcp.Implementation{Name: "guard-mcp-gateway", Version: version}, Reconnect: f.upstream != "",
-		ToolLabels: toolLabels})
+		ToolLabels: toolLabels, ClientCapabilities: caps})
 	cancel()
 	if err != nil {
 		return err
@@ -197,7 +236,7 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 	defer stop()
 	served := make(chan error, 1)
 	if f.listen == "" {
-		go func() { served <- g.Run(runCtx, stdioTransport(env)) }()
+		go func() { served <- g.Run(runCtx, stdioTransport(env, clientIn)) }()
 	} else {
 		if err := serveMCPHTTP(runCtx, f.listen, srv, env.stdout, served); err != nil {
 			return err
@@ -287,14 +326,20 @@ func upstreamName(g *mcpgateway.Gateway) string {
 	return ""
 }
 
-// stdioTransport is the client's side in stdio mode: the process's stdin and stdout. When stdin can be
-// closed (it is the process's own), stopping the session closes it, which ends the read in progress.
-func stdioTransport(env *commandEnv) mcp.Transport {
-	r, ok := env.stdin.(io.ReadCloser)
-	if !ok {
-		r = io.NopCloser(env.stdin)
+// stdioTransport is the client's side in stdio mode: in (the process's stdin, after the message read
+// first) and stdout. When stdin can be closed (it is the process's own), stopping the session closes it,
+// which ends the read in progress.
+func stdioTransport(env *commandEnv, in io.Reader) mcp.Transport {
+	var r io.ReadCloser = io.NopCloser(in)
+	if c, ok := env.stdin.(io.Closer); ok {
+		r = readCloser{in, c}
 	}
 	return &mcpgateway.LineTransport{Reader: r, Writer: nopWriteCloser{env.stdout}}
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 type nopWriteCloser struct{ io.Writer }

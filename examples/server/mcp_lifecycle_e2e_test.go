@@ -166,12 +166,13 @@ func TestMCPGatewayUpstreamLifecycle(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		pid := readPID(t, filepath.Join(dir, "pid"))
-		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL); _ = cmd.Process.Kill() })
-		// Wait until the gateway serves (its answer to initialize), then close our read side and ask again.
+		// Wait until the gateway serves (its answer to initialize: the upstream starts once the gateway has
+		// read it), then close our read side and ask again.
 		if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`+"\n"); err != nil {
 			t.Fatal(err)
 		}
+		pid := readPID(t, filepath.Join(dir, "pid"))
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL); _ = cmd.Process.Kill() })
 		if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
 			t.Fatalf("no answer to initialize: %v\n%s", err, stderr)
 		}
