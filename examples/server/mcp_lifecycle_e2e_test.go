@@ -134,7 +134,9 @@ func TestMCPGatewayUpstreamLifecycle(t *testing.T) {
 				_ = syscall.Kill(p, syscall.SIGKILL)
 			}
 		})
-		go func() { _, _ = g.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 600}}) }()
+		go func() {
+			_, _ = g.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 600}})
+		}()
 		waitFor(t, "the slow call to reach the upstream", func() bool { return slices.Contains(upstreamCalls(t, count), "slow") })
 		if err := g.cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
