@@ -330,7 +330,6 @@ func mcpGuard(ctx context.Context, f *mcpFlags, steps []guard.StepSchema, upstre
 	return &mcpgateway.AgentGuard{Agent: a, Info: info, ConflictMode: guard.ConflictMode(f.conflict)}, func() { _ = a.Close() }, nil
 }
 
-
 // stdioTransport is the client's side in stdio mode: in (the process's stdin, after the message read
 // first) and stdout. When stdin can be closed (it is the process's own), stopping the session closes it,
 // which ends the read in progress.
