@@ -126,17 +126,22 @@ func (c *ToolLabels) LabelsWhy(t *mcp.Tool, exposed string) ([]string, string) {
 }
 
 // NameLabels are the labels of well-known tools that come without annotations (a third-party fetch server,
-// older versions of the reference servers), by the upstream's own name of the tool, read as the annotation
-// table reads hints: a fetch or a search of the web reads an open world (untrusted; a fetch's URL can carry
-// data out: label such a tool [untrusted, egress] in a labels file where that matters); reading and listing
-// files or a memory graph reads the user's own closed domain (sensitive); writing, editing, moving files
-// changes it (sensitive, egress, destructive, as a closed-world write's annotations give); sending mail or
-// messages and posting is egress. An annotation or a labels file entry always wins over this list.
+// older versions of the reference servers), by the upstream's own name of the tool. A fetch, a browse or a
+// web search both reads an open world and sends to it (the URL or the query is whatever the model puts in
+// it: http://example.com/?q=<an SSN> carries data out), so it is untrusted and egress: under the Rule of Two
+// a session that fetched a page cannot then read private data (the third label), which is what stops an
+// injected page from having the model read a secret and fetch a URL carrying it. Reading mail is untrusted;
+// reading and listing files or a memory graph reads the user's own closed domain (sensitive); writing,
+// editing, moving files changes it (sensitive, egress, destructive, as a closed-world write's annotations
+// give); sending mail or messages and posting is egress. An annotation or a labels file entry always wins
+// over this list.
 var NameLabels = map[string][]string{
+	// read an open world, and send to it
+	"fetch": {LabelUntrusted, LabelEgress}, "fetch_url": {LabelUntrusted, LabelEgress}, "fetch_page": {LabelUntrusted, LabelEgress},
+	"fetch_html": {LabelUntrusted, LabelEgress}, "fetch_markdown": {LabelUntrusted, LabelEgress}, "fetch_txt": {LabelUntrusted, LabelEgress},
+	"fetch_json": {LabelUntrusted, LabelEgress}, "web_fetch": {LabelUntrusted, LabelEgress}, "web_search": {LabelUntrusted, LabelEgress},
+	"brave_web_search": {LabelUntrusted, LabelEgress}, "search_web": {LabelUntrusted, LabelEgress}, "browse": {LabelUntrusted, LabelEgress},
 	// read an open world
-	"fetch": {LabelUntrusted}, "fetch_url": {LabelUntrusted}, "fetch_page": {LabelUntrusted}, "fetch_html": {LabelUntrusted},
-	"fetch_markdown": {LabelUntrusted}, "fetch_txt": {LabelUntrusted}, "fetch_json": {LabelUntrusted}, "web_fetch": {LabelUntrusted},
-	"web_search": {LabelUntrusted}, "brave_web_search": {LabelUntrusted}, "search_web": {LabelUntrusted}, "browse": {LabelUntrusted},
 	"read_email": {LabelUntrusted}, "read_inbox": {LabelUntrusted},
 	// read the user's own closed domain
 	"read_file": {LabelSensitive}, "read_text_file": {LabelSensitive}, "read_media_file": {LabelSensitive},
