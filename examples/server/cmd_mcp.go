@@ -21,6 +21,7 @@ import (
 	"github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/client"
 	"github.com/guardrail-control/guard/client/mcpgateway"
+	"github.com/guardrail-control/guard/sessionredis"
 )
 
 const mcpUsage = `guard mcp --agent NAME [--server URL | --controls FILE | --template NAME [--set KEY=VALUE]...] [flags] [--] COMMAND [ARGS...]
@@ -36,26 +37,28 @@ func init() {
 
 // mcpFlags are the settings of `guard mcp`.
 type mcpFlags struct {
-	agent        string
-	server       string
-	controls     string
-	upstream     string
-	listen       string
-	conflict     string
-	callTimeout  time.Duration
-	refresh      time.Duration
-	remoteEval   bool
-	connectLimit time.Duration
-	noControls   string
-	templates    templateNames
-	sets         settings
-	toolLabels   string
-	rendered     []guard.Control // the controls of the templates, rendered before the upstream starts
-	askTimeout   time.Duration
-	clientCaps   string // --client-capabilities, as given ("" when not)
-	config       string // --config: an mcpServers file whose servers are served as one
-	session      string // --session: the guard session id of the calls (default $GUARD_SESSION_ID)
-	command      []string
+	agent         string
+	server        string
+	controls      string
+	upstream      string
+	listen        string
+	conflict      string
+	callTimeout   time.Duration
+	refresh       time.Duration
+	remoteEval    bool
+	connectLimit  time.Duration
+	noControls    string
+	templates     templateNames
+	sets          settings
+	toolLabels    string
+	rendered      []guard.Control // the controls of the templates, rendered before the upstream starts
+	askTimeout    time.Duration
+	clientCaps    string // --client-capabilities, as given ("" when not)
+	config        string // --config: an mcpServers file whose servers are served as one
+	session       string // --session: the guard session id of the calls (default $GUARD_SESSION_ID)
+	sessionStore  string // --session-store: redis://... where the in-process evaluations keep session state
+	sessionPrefix string // $GUARD_SESSION_PREFIX: the prefix of its keys
+	command       []string
 }
 
 // The values of --no-controls: what the gateway does when neither the server nor a controls file gives it
@@ -86,6 +89,7 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	fs.Var(&f.sets, "set", "a parameter of the --template(s): KEY=VALUE, as guard template render takes it (repeatable)")
 	fs.StringVar(&f.config, "config", "", "an mcpServers configuration file (Claude Desktop, Cursor, VS Code): serve all its servers as one, tools named SERVER__TOOL (instead of a COMMAND or --upstream)")
 	fs.StringVar(&f.session, "session", "", "the guard session id of every call (default $"+envSessionID+"; over HTTP a request's "+mcpgateway.SessionHeader+" header wins): the id the agent's other guarded calls use")
+	fs.StringVar(&f.sessionStore, "session-store", "", "redis://host:port[/db] (or rediss://): keep the session state of the gateway's evaluations there, shared with the agent's other processes and guard's replicas (keys prefixed by $GUARD_SESSION_PREFIX, default guard:); default in memory")
 	fs.StringVar(&f.clientCaps, "client-capabilities", "", "the capabilities announced to the upstream, comma-separated: sampling, elicitation, roots (default: over stdio those of the client's initialize; with --listen none)")
 	fs.StringVar(&f.toolLabels, "tool-labels", "", "YAML or JSON file of session labels by tool name, replacing those the tools' annotations give (docs/mcp.md)")
 	fs.Usage = func() {
@@ -120,6 +124,9 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	}
 	if _, err := guard.NormalizeAgentName(f.agent); err != nil {
 		return nil, fmt.Errorf("mcp: --agent: %w", err)
+	}
+	if f.sessionStore != "" && !strings.HasPrefix(f.sessionStore, "redis://") && !strings.HasPrefix(f.sessionStore, "rediss://") {
+		return nil, errors.New("mcp: --session-store must be a URL redis://host:port[/db] or rediss://...")
 	}
 	if f.clientCaps != "" {
 		if _, err := mcpgateway.ParseClientCapabilities(strings.Split(f.clientCaps, ",")); err != nil {
@@ -211,6 +218,7 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 	}()
 	logLabels(front, logger)
 
+	f.sessionPrefix = env.getenv("GUARD_SESSION_PREFIX")
 	if f.server == "" && len(f.templates) == 0 { // --template: no server, whatever $GUARD_URL says
 		f.server = env.getenv(client.EnvURL)
 	}
@@ -281,6 +289,20 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 // mcpGuard builds the Guard: a local engine over the controls file when there is no server (no --server and
 // no $GUARD_URL), else an agent of the guard server registered with the upstream's tools as steps.
 func mcpGuard(ctx context.Context, f *mcpFlags, steps []guard.StepSchema, upstream string, logger *zap.Logger) (mcpgateway.Guard, func(), error) {
+	var sessions guard.SessionStore
+	closeSessions := func() {}
+	if f.sessionStore != "" {
+		prefix := f.sessionPrefix
+		if prefix == "" {
+			prefix = "guard:"
+		}
+		st, err := sessionredis.Open(ctx, f.sessionStore, sessionredis.Options{Prefix: prefix})
+		if err != nil {
+			return nil, nil, fmt.Errorf("mcp: --session-store: %w", err)
+		}
+		logger.Info("session state is shared in Redis", zap.String("prefix", prefix))
+		sessions, closeSessions = st, func() { _ = st.Close() }
+	}
 	if (f.controls != "" || len(f.templates) > 0) && f.server == "" {
 		var controls []guard.Control
 		if f.controls != "" {
@@ -297,12 +319,14 @@ func mcpGuard(ctx context.Context, f *mcpFlags, steps []guard.StepSchema, upstre
 			c.ID = next + int64(i)
 			controls = append(controls, c)
 		}
-		lg, err := mcpgateway.NewLocalGuard(controls, nil, logger.Named("mcp_gateway.local"))
+		lg, err := mcpgateway.NewLocalGuardSessions(controls, nil, sessions, logger.Named("mcp_gateway.local"))
 		if err != nil {
+			closeSessions()
 			return nil, nil, err
 		}
 		// The steps' session labels (from the tools' annotations) apply from the first call.
 		if err := lg.SyncSteps(ctx, steps); err != nil {
+			closeSessions()
 			return nil, nil, err
 		}
 		msg := "controls from the file, no server"
@@ -310,7 +334,7 @@ func mcpGuard(ctx context.Context, f *mcpFlags, steps []guard.StepSchema, upstre
 			msg = "controls from the templates (and the file, if any), no server"
 		}
 		logger.Info(msg, zap.String("controls_file", f.controls), zap.Strings("templates", f.templates), zap.Int("controls", len(controls)))
-		return lg, func() {}, nil
+		return lg, closeSessions, nil
 	}
 	refresh := f.refresh
 	if refresh == 0 {
@@ -321,13 +345,14 @@ func mcpGuard(ctx context.Context, f *mcpFlags, steps []guard.StepSchema, upstre
 	a, err := client.Init(ctx, client.Config{
 		AgentName: info.Name, Description: info.Description, Metadata: info.Metadata,
 		ServerURL: f.server, ControlsFile: f.controls, Steps: steps, ConflictMode: guard.ConflictMode(f.conflict),
-		LocalServerControls: !f.remoteEval, RefreshInterval: refresh, Logger: logger,
+		LocalServerControls: !f.remoteEval, RefreshInterval: refresh, Logger: logger, SessionStore: sessions,
 	})
 	if err != nil {
+		closeSessions()
 		return nil, nil, fmt.Errorf("mcp: register agent %q: %w", f.agent, err)
 	}
 	info.Name = a.Name()
-	return &mcpgateway.AgentGuard{Agent: a, Info: info, ConflictMode: guard.ConflictMode(f.conflict)}, func() { _ = a.Close() }, nil
+	return &mcpgateway.AgentGuard{Agent: a, Info: info, ConflictMode: guard.ConflictMode(f.conflict)}, func() { _ = a.Close(); closeSessions() }, nil
 }
 
 // stdioTransport is the client's side in stdio mode: in (the process's stdin, after the message read

@@ -263,3 +263,27 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// TestMCPGatewaySharedSessionStore: two gateway processes (two replicas, or guard mcp and another process
+// of the agent) with the same --session and --session-store are one session: the third step of the Rule of
+// Two in the second process is denied after the first two in the first.
+func TestMCPGatewaySharedSessionStore(t *testing.T) {
+	redisURL, prefix := testRedis(t)
+	upstream := buildMCPServer(t)
+	env := []string{"GUARD_SESSION_PREFIX=" + prefix}
+	args := []string{"--agent", "r2-shared", "--template", "rule-of-two", "--session", "agent-run-42", "--session-store", redisURL, "--", upstream, "--annotated"}
+	a := startGatewayEnv(t, env, args...)
+	for _, st := range ruleOfTwoSteps[:2] {
+		if res := a.call(st.tool, st.args); res.IsError {
+			t.Fatalf("%s: %s", st.tool, resultText(res))
+		}
+	}
+	b := startGatewayEnv(t, env, args...)
+	if res := b.call(ruleOfTwoSteps[2].tool, ruleOfTwoSteps[2].args); !res.IsError || !strings.Contains(resultText(res), "step 2 (read_file) added label sensitive") {
+		t.Fatalf("the third step in another process of the same session: %s", resultText(res))
+	}
+	other := startGatewayEnv(t, env, "--agent", "r2-shared", "--template", "rule-of-two", "--session", "agent-run-43", "--session-store", redisURL, "--", upstream, "--annotated")
+	if res := other.call(ruleOfTwoSteps[2].tool, ruleOfTwoSteps[2].args); res.IsError {
+		t.Fatalf("the step in another session: %s", resultText(res))
+	}
+}
