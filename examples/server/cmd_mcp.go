@@ -126,7 +126,7 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 		return nil, fmt.Errorf("mcp: --agent: %w", err)
 	}
 	if f.sessionStore != "" && !strings.HasPrefix(f.sessionStore, "redis://") && !strings.HasPrefix(f.sessionStore, "rediss://") {
-		return nil, errors.New("mcp: --session-store must be a URL redis://host:port[/db] or rediss://...")
+		return nil, errors.New("mcp: --session-store must be a URL redis://host:port[/db] or rediss://host:port[/db]")
 	}
 	if f.clientCaps != "" {
 		if _, err := mcpgateway.ParseClientCapabilities(strings.Split(f.clientCaps, ",")); err != nil {
