@@ -47,7 +47,7 @@ type Agent struct {
 	approvals approvalMemo
 	// sessions keeps the session state of the in-process engines: one store for every compilation, so
 	// that a refresh of the controls does not forget the sessions.
-	sessions *guard.MemorySessionStore
+	sessions guard.SessionStore
 	// stepLabels are the labels the agent's step schemas declare, shared by the in-process engines of
 	// every compilation (step_labels.go).
 	stepLabels *guard.StepLabels
@@ -83,7 +83,11 @@ func Init(ctx context.Context, cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{s: s, name: s.agentName, base: root.Named("agent_control"), sessions: guard.NewMemorySessionStore(0, 0),
+	var sessions guard.SessionStore = guard.NewMemorySessionStore(0, 0)
+	if s.SessionStore != nil {
+		sessions = s.SessionStore
+	}
+	a := &Agent{s: s, name: s.agentName, base: root.Named("agent_control"), sessions: sessions,
 		stepLabels: newStepLabels(s.Steps)}
 	a.log = a.base.Named("client")
 	a.logRefresh = a.base.Named("refresh")

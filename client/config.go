@@ -82,6 +82,10 @@ type Config struct {
 	// path. The server stays the source of truth (the controls come from it and are refreshed); events of
 	// these evaluations are sent with source "sdk".
 	LocalServerControls bool
+	// SessionStore keeps the session state of the in-process evaluations (docs/control-language.md,
+	// "Sessions"); nil means one in this process's memory. Give a shared store (sessionredis) so that the
+	// processes of one agent (its replicas, guard mcp and the agent's own calls) see its sessions together.
+	SessionStore guard.SessionStore
 	// EvaluationTimeout bounds each in-process evaluation as a whole (the engine reports the controls it
 	// could not run in time as evaluator errors: their on_error decides). 0 means
 	// guard.DefaultEvaluationTimeout (2 s); negative leaves only the caller's context deadline. A caller's

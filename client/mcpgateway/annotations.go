@@ -3,6 +3,7 @@ package mcpgateway
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,18 +82,80 @@ type ToolLabels struct {
 	Annotations *bool `json:"annotations,omitempty"`
 }
 
-// LabelsOf returns the labels of tool t: c's for a tool it names, else those of its annotations (none
-// when c turns annotations off). A nil c maps every tool's annotations.
+// LabelsOf returns the labels of tool t (LabelsWhy without the why).
 func (c *ToolLabels) LabelsOf(t *mcp.Tool) []string {
+	l, _ := c.LabelsWhy(t, "")
+	return l
+}
+
+// Where a tool's labels come from (LabelsWhy).
+const (
+	LabelsFromOverride    = "override"    // the labels file (--tool-labels) names the tool
+	LabelsFromAnnotations = "annotations" // the tool's MCP annotations (the table above)
+	LabelsFromName        = "name"        // no annotations; a well-known tool name (NameLabels)
+	LabelsFromDefault     = "default"     // no annotations, a name not known: the worst case
+	LabelsFromNone        = "none"        // the labels file turns annotations off and does not name the tool
+)
+
+// LabelsWhy returns the labels of tool t and where they come from: c's for a tool it names (by its exposed
+// name, e.g. "fetch__fetch" in an Aggregate, or by the upstream's own name), else those of its annotations,
+// else those of its name when it is a well-known one (NameLabels), else the default (untrusted, egress,
+// destructive). With c's annotations turned off, a tool it does not name has none. exposed is the name
+// clients see ("" when it is t.Name).
+func (c *ToolLabels) LabelsWhy(t *mcp.Tool, exposed string) ([]string, string) {
 	if c != nil {
+		if exposed != "" {
+			if l, ok := c.Tools[exposed]; ok {
+				return l, LabelsFromOverride
+			}
+		}
 		if l, ok := c.Tools[t.Name]; ok {
-			return l
+			return l, LabelsFromOverride
 		}
 		if c.Annotations != nil && !*c.Annotations {
-			return nil
+			return nil, LabelsFromNone
 		}
 	}
-	return AnnotationLabels(t.Annotations)
+	if t.Annotations != nil {
+		return AnnotationLabels(t.Annotations), LabelsFromAnnotations
+	}
+	if l, ok := NameLabels[t.Name]; ok {
+		return slices.Clone(l), LabelsFromName
+	}
+	return AnnotationLabels(nil), LabelsFromDefault
+}
+
+// NameLabels are the labels of well-known tools that come without annotations (a third-party fetch server,
+// older versions of the reference servers), by the upstream's own name of the tool. A fetch, a browse or a
+// web search both reads an open world and sends to it (the URL or the query is whatever the model puts in
+// it: http://example.com/?q=<an SSN> carries data out), so it is untrusted and egress: under the Rule of Two
+// a session that fetched a page cannot then read private data (the third label), which is what stops an
+// injected page from having the model read a secret and fetch a URL carrying it. Reading mail is untrusted;
+// reading and listing files or a memory graph reads the user's own closed domain (sensitive); writing,
+// editing, moving files changes it (sensitive, egress, destructive, as a closed-world write's annotations
+// give); sending mail or messages and posting is egress. An annotation or a labels file entry always wins
+// over this list.
+var NameLabels = map[string][]string{
+	// read an open world, and send to it
+	"fetch": {LabelUntrusted, LabelEgress}, "fetch_url": {LabelUntrusted, LabelEgress}, "fetch_page": {LabelUntrusted, LabelEgress},
+	"fetch_html": {LabelUntrusted, LabelEgress}, "fetch_markdown": {LabelUntrusted, LabelEgress}, "fetch_txt": {LabelUntrusted, LabelEgress},
+	"fetch_json": {LabelUntrusted, LabelEgress}, "web_fetch": {LabelUntrusted, LabelEgress}, "web_search": {LabelUntrusted, LabelEgress},
+	"brave_web_search": {LabelUntrusted, LabelEgress}, "search_web": {LabelUntrusted, LabelEgress}, "browse": {LabelUntrusted, LabelEgress},
+	// read an open world
+	"read_email": {LabelUntrusted}, "read_inbox": {LabelUntrusted},
+	// read the user's own closed domain
+	"read_file": {LabelSensitive}, "read_text_file": {LabelSensitive}, "read_media_file": {LabelSensitive},
+	"read_multiple_files": {LabelSensitive}, "list_directory": {LabelSensitive}, "list_directory_with_sizes": {LabelSensitive},
+	"directory_tree": {LabelSensitive}, "search_files": {LabelSensitive}, "get_file_info": {LabelSensitive},
+	"list_allowed_directories": {LabelSensitive}, "read_graph": {LabelSensitive}, "search_nodes": {LabelSensitive},
+	"open_nodes": {LabelSensitive}, "query": {LabelSensitive}, "read_query": {LabelSensitive},
+	// change the user's own closed domain
+	"write_file": {LabelSensitive, LabelEgress, LabelDestructive}, "edit_file": {LabelSensitive, LabelEgress, LabelDestructive},
+	"create_directory": {LabelSensitive, LabelEgress, LabelDestructive}, "move_file": {LabelSensitive, LabelEgress, LabelDestructive},
+	"delete_file": {LabelSensitive, LabelEgress, LabelDestructive}, "write_query": {LabelSensitive, LabelEgress, LabelDestructive},
+	// send to an open world
+	"send_email": {LabelEgress, LabelDestructive}, "send_message": {LabelEgress, LabelDestructive},
+	"post_message": {LabelEgress, LabelDestructive}, "http_post": {LabelEgress, LabelDestructive},
 }
 
 // Check validates the labels (at tools.<name>.<index>).
@@ -153,7 +216,31 @@ func LoadToolLabels(path string) (*ToolLabels, error) {
 func (g *Gateway) labelledSteps(tools []*mcp.Tool) []guard.StepSchema {
 	steps := stepsOf(tools)
 	for i, t := range tools {
-		steps[i].Labels = g.opts.ToolLabels.LabelsOf(t)
+		steps[i].Labels, _ = g.opts.ToolLabels.LabelsWhy(t, g.exposed(t.Name))
+		steps[i].Name = g.exposed(t.Name)
 	}
 	return steps
+}
+
+// ToolLabelsReport is one tool's labels and where they come from (Gateway.LabelsReport).
+type ToolLabelsReport struct {
+	Tool   string   `json:"tool"`   // the name clients see
+	Labels []string `json:"labels"` // its session labels
+	Why    string   `json:"why"`    // LabelsFromOverride, ...
+}
+
+// LabelsReport returns the labels of every tool of the upstream and where they come from, in the
+// upstream's order.
+func (g *Gateway) LabelsReport() []ToolLabelsReport {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]ToolLabelsReport, 0, len(g.tools))
+	for _, t := range g.tools {
+		l, why := g.opts.ToolLabels.LabelsWhy(t, g.exposed(t.Name))
+		if l == nil {
+			l = []string{}
+		}
+		out = append(out, ToolLabelsReport{Tool: g.exposed(t.Name), Labels: l, Why: why})
+	}
+	return out
 }

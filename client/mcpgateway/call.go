@@ -49,7 +49,11 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, name s
 	if err != nil {
 		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call: arguments must be a JSON object"}
 	}
-	cs := &callState{step: guard.Step{Type: StepType, Name: name, Input: args, Context: g.sessionContext(ss)}} // one allocation for both
+	stepName := name
+	if g.opts.ToolPrefix != "" {
+		stepName = g.opts.ToolPrefix + name
+	}
+	cs := &callState{step: guard.Step{Type: StepType, Name: stepName, Input: args, Context: g.sessionContext(ctx, ss)}} // one allocation for both
 	step := &cs.step
 	if res, err := g.checkCall(ctx, ss, p, step, guard.StagePre); res != nil || err != nil {
 		return res, nil, err
@@ -229,12 +233,38 @@ func upstreamMeta(m mcp.Meta) mcp.Meta {
 
 // sessionContext is the step context of a call: the MCP session's id as context.session_id, so that
 // controls reading session state (docs/control-language.md, "Sessions") see the calls of one client
-// session together. A stdio gateway serves one client: its calls share the gateway's own session id.
-func (g *Gateway) sessionContext(ss *mcp.ServerSession) map[string]any {
+// session together. A stdio gateway serves one client: its calls share the gateway's own session id
+// (Options.SessionID when given). Over HTTP a request's SessionHeader names the session instead.
+func (g *Gateway) sessionContext(ctx context.Context, ss *mcp.ServerSession) map[string]any {
+	if id, ok := ctx.Value(headerSessionKey{}).(string); ok {
+		return map[string]any{"session_id": id}
+	}
 	if ss != nil {
 		if id := ss.ID(); id != "" && len("mcp-")+len(id) <= guard.MaxSessionIDBytes {
 			return map[string]any{"session_id": "mcp-" + id}
 		}
 	}
 	return g.procSession
+}
+
+// SessionHeader is the HTTP header (guard mcp --listen) that names the guard session of a request's tool
+// calls, as Options.SessionID does for stdio: the id the agent's other guarded calls use. A value longer
+// than guard.MaxSessionIDBytes is ignored.
+const SessionHeader = "Guard-Session-Id"
+
+type headerSessionKey struct{}
+
+// withHeaderSession is ctx with the session id of req's SessionHeader, when it has one.
+func withHeaderSession(ctx context.Context, req mcp.Request) context.Context {
+	if req == nil {
+		return ctx
+	}
+	extra := req.GetExtra()
+	if extra == nil || extra.Header == nil {
+		return ctx
+	}
+	if id := extra.Header.Get(SessionHeader); id != "" && len(id) <= guard.MaxSessionIDBytes {
+		return context.WithValue(ctx, headerSessionKey{}, id)
+	}
+	return ctx
 }

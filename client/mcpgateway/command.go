@@ -41,6 +41,12 @@ type CommandTransport struct {
 	Strict bool
 	// Logger receives the skipped lines; nil means they are dropped silently.
 	Logger *zap.Logger
+	// Supervisor, when set, is the path of a program that calls RunSupervisorIfAsked first thing (guard's
+	// own binary, os.Executable()): the upstream is started under it, as a watchdog that kills the
+	// upstream and every process it started when the gateway ends, however it ends (supervise.go). Empty:
+	// the gateway starts the upstream itself (its children may outlive a killed gateway). Unix only;
+	// ignored elsewhere.
+	Supervisor string
 }
 
 // Connect implements mcp.Transport: it starts the process.
@@ -57,13 +63,27 @@ func (t *CommandTransport) Connect(context.Context) (mcp.Connection, error) {
 	if td <= 0 {
 		td = DefaultTerminateDuration
 	}
-	ownProcessGroup(t.Command)
+	var lifeline *os.File
+	if t.Supervisor != "" && supervisable {
+		if lifeline, err = superviseCommand(t.Command, t.Supervisor); err != nil {
+			return nil, err
+		}
+	}
+	ownProcessGroup(t.Command, lifeline == nil)
 	if t.Command.WaitDelay == 0 {
 		// Wait also waits for the copy of stderr to a writer that is not a file, which a child that
 		// escaped the group could hold open: bounded.
 		t.Command.WaitDelay = td
 	}
-	if err := t.Command.Start(); err != nil {
+	err = t.Command.Start()
+	if lifeline != nil {
+		// The watchdog has the read end; the gateway keeps the write end until the upstream is stopped.
+		_ = t.Command.ExtraFiles[len(t.Command.ExtraFiles)-1].Close()
+	}
+	if err != nil {
+		if lifeline != nil {
+			_ = lifeline.Close()
+		}
 		return nil, err
 	}
 	var invalid func([]byte, error)
@@ -76,15 +96,20 @@ func (t *CommandTransport) Connect(context.Context) (mcp.Connection, error) {
 		if err := stdin.Close(); err != nil {
 			return fmt.Errorf("closing stdin: %v", err)
 		}
-		return stopProcess(t.Command, td)
+		return stopProcess(t.Command, td, lifeline)
 	}), nil
 }
 
 // stopProcess waits for cmd to exit after its stdin was closed, sending SIGTERM then SIGKILL to its process
-// group each after td; once it exited, what is left of its group is killed.
-func stopProcess(cmd *exec.Cmd, td time.Duration) error {
+// group each after td; once it exited, what is left of its group is killed. With a watchdog (lifeline not
+// nil), SIGKILL is preceded by the end of the lifeline, on which the watchdog kills the upstream and its
+// descendants itself, and the lifeline is closed once the watchdog exited.
+func stopProcess(cmd *exec.Cmd, td time.Duration, lifeline *os.File) error {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	if lifeline != nil {
+		defer lifeline.Close()
+	}
 	wait := func() (error, bool) {
 		t := time.NewTimer(td)
 		defer t.Stop()
@@ -100,6 +125,12 @@ func stopProcess(cmd *exec.Cmd, td time.Duration) error {
 		return err
 	}
 	if signalGroup(cmd, syscall.SIGTERM) == nil {
+		if err, ok := wait(); ok {
+			return err
+		}
+	}
+	if lifeline != nil {
+		_ = lifeline.Close()
 		if err, ok := wait(); ok {
 			return err
 		}

@@ -29,6 +29,12 @@
 // transport. The Guard is what decides: AgentGuard for an agent of the guard server (client.Init, with its
 // refresh, fail-open snapshot and in-process evaluation), LocalGuard for a controls file and no server.
 //
+// Several upstreams are served as one by an Aggregate (aggregate.go; guard mcp --config reads them from an
+// mcpServers file, serversconfig.go): tools and prompts named <server>__<name>, one guard session across
+// them. An upstream started by a command runs under a watchdog (CommandTransport.Supervisor, supervise.go)
+// that kills it and everything it started when the gateway ends, kill -9 included. The upstream is told the
+// client's capabilities, not more (clientcaps.go).
+//
 // For stdio, use LineTransport and CommandTransport rather than the SDK's transports, and serve a session
 // with Gateway.Run: a plain tools/call then costs the gateway tens of microseconds instead of most of a
 // millisecond (the fast path of Run in fastpath.go, the relay to the upstream in relay.go; docs/mcp.md,

@@ -58,6 +58,14 @@ type Options struct {
 	// ToolLabels overrides the session labels the tools' annotations give their steps (annotations.go);
 	// nil maps every tool's annotations.
 	ToolLabels *ToolLabels
+	// SessionID, when set, is context.session_id of the calls of clients without an MCP session id (stdio),
+	// instead of the gateway's own "mcp-<random>": give the id the agent's other guarded calls use (its LLM
+	// calls through the LLM proxy, its own Protect calls) so that session controls see all of them as one
+	// session. At most guard.MaxSessionIDBytes bytes. Over HTTP a request's SessionHeader wins.
+	SessionID string
+	// ToolPrefix is put before the name of each of the upstream's tools, as clients see them and as guard's
+	// steps are named ("filesystem__read_file"); the upstream gets its own names. Aggregate sets it.
+	ToolPrefix string
 	// Approvals, when set, makes the gateway ask the user of a client with elicitation to decide the
 	// approval requests of refused calls (elicit.go); nil: such calls get a tool error naming the request.
 	Approvals *ElicitApprovals
@@ -124,6 +132,12 @@ func Connect(ctx context.Context, t mcp.Transport, opts Options) (*Gateway, erro
 	g := &Gateway{opts: opts, log: opts.Logger, sync: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{}),
 		firstClient: make(chan struct{}),
 		procSession: map[string]any{"session_id": "mcp-" + uuid.NewString()}}
+	if opts.SessionID != "" {
+		if len(opts.SessionID) > guard.MaxSessionIDBytes {
+			return nil, fmt.Errorf("mcp gateway: the session id is longer than %d bytes", guard.MaxSessionIDBytes)
+		}
+		g.procSession = map[string]any{"session_id": opts.SessionID}
+	}
 	g.handlers, g.cancelHandlers = context.WithCancel(context.Background())
 	if g.log == nil {
 		g.log = zap.NewNop()

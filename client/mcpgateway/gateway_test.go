@@ -19,7 +19,11 @@ import (
 	"github.com/guardrail-control/guard/client/mcpgateway"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	mcpgateway.RunSupervisorIfAsked() // the test binary is the watchdog of supervise_test.go's upstreams
+	runFakeGatewayIfAsked()
+	goleak.VerifyTestMain(m)
+}
 
 // fakeGuard decides with decide and records what it saw.
 type fakeGuard struct {

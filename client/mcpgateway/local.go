@@ -21,10 +21,20 @@ type LocalGuard struct {
 // NewLocalGuard compiles controls (from client.LoadControlsFile, for instance). Evaluators reg does not
 // have make their controls fall to on_error; reg nil means evaluator.Default. logger nil logs nothing.
 func NewLocalGuard(controls []guard.Control, reg *evaluator.Registry, logger *zap.Logger) (*LocalGuard, error) {
+	return NewLocalGuardSessions(controls, reg, nil, logger)
+}
+
+// NewLocalGuardSessions is NewLocalGuard whose session state is kept in sessions (nil: in memory), e.g. a
+// Redis store (sessionredis) shared with the agent's other processes.
+func NewLocalGuardSessions(controls []guard.Control, reg *evaluator.Registry, sessions guard.SessionStore, logger *zap.Logger) (*LocalGuard, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	e := guard.New(guard.WithRegistry(reg), guard.WithExecution(guard.ExecutionSDK, guard.ExecutionServer), guard.WithLogger(logger))
+	opts := []guard.Option{guard.WithRegistry(reg), guard.WithExecution(guard.ExecutionSDK, guard.ExecutionServer), guard.WithLogger(logger)}
+	if sessions != nil {
+		opts = append(opts, guard.WithSessionStore(sessions))
+	}
+	e := guard.New(opts...)
 	if err := e.UpdateTolerant(controls); err != nil {
 		for _, cp := range guard.ProblemsByControl(err) {
 			logger.Warn("control does not compile in this process; it is evaluated as an error (its on_error decides)",

@@ -53,10 +53,34 @@ func (g *Gateway) Server(gd Guard) *mcp.Server {
 		RootsListChangedHandler: g.onRootsChanged, InitializedHandler: g.clientInitialized})
 	srv.AddReceivingMiddleware(g.passThrough, g.announceSource)
 	for _, t := range g.tools {
-		srv.AddTool(t, g.toolHandler(t.Name))
+		g.addTool(srv, t)
 	}
 	g.srv, g.gd = srv, gd
 	return srv
+}
+
+// exposed is the name clients see of the upstream's tool name (Options.ToolPrefix).
+func (g *Gateway) exposed(name string) string { return g.opts.ToolPrefix + name }
+
+// addTool serves the upstream's tool t on srv, under its exposed name.
+func (g *Gateway) addTool(srv *mcp.Server, t *mcp.Tool) {
+	if g.opts.ToolPrefix != "" {
+		cp := *t
+		cp.Name = g.exposed(t.Name)
+		t = &cp
+	}
+	srv.AddTool(t, g.toolHandler(t.Name[len(g.opts.ToolPrefix):]))
+}
+
+// attach makes srv, built by an Aggregate, the server of the gateway's tools (instead of Server's own):
+// the tools are added to it under their exposed names, and gd decides.
+func (g *Gateway) attach(srv *mcp.Server, gd Guard) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, t := range g.tools {
+		g.addTool(srv, t)
+	}
+	g.srv, g.gd = srv, gd
 }
 
 // passThrough forwards the requests of the features the gateway does not check to the upstream, with
@@ -65,6 +89,7 @@ func (g *Gateway) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ctx, release := g.handlerContext(ctx)
 		defer release()
+		ctx = withHeaderSession(ctx, req)
 		if sessionProtocol(req) {
 			ctx = withRawWanted(ctx)
 		}

@@ -162,12 +162,12 @@ func (g *Gateway) Sync(ctx context.Context) error {
 		}
 		changed = true
 		if srv != nil {
-			srv.AddTool(t, g.toolHandler(t.Name))
+			g.addTool(srv, t)
 		}
 	}
 	for _, t := range old {
 		if !newNames[t.Name] {
-			removed = append(removed, t.Name)
+			removed = append(removed, g.exposed(t.Name))
 		}
 	}
 	if len(removed) > 0 {

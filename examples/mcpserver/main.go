@@ -1,7 +1,7 @@
 // Command mcpserver is a small MCP server built with the official Go SDK, for the tests and the demos of
 // `guard mcp` (the gateway in client/mcpgateway). It is not part of guard.
 //
-//	mcpserver [--count-file FILE] [--pid-file FILE] [--http ADDR] [--stubborn] [--child-pid-file FILE] [--annotated]
+//	mcpserver [--count-file FILE] [--pid-file FILE] [--http ADDR] [--stubborn] [--child-pid-file FILE] [--annotated] [--fetch]
 //
 // It speaks MCP over stdio, or over Streamable HTTP with --http (it then prints "listening on
 // http://host:port/mcp" on stdout). With --count-file it appends the name of each tool it runs to FILE,
@@ -29,6 +29,9 @@
 //	http_post {url, body}  openWorldHint, destructiveHint false: "posted to <url>" (egress)
 //
 // A prompt "greet" {name} and a resource "mem://readme" are there to show that they pass through.
+//
+// With --fetch it is a fetch server instead, as third-party fetch servers are: one tool, fetch {url}, with
+// no annotations, that gets the URL over HTTP and answers its body as text (at most 1 MiB, 10 s).
 package main
 
 import (
@@ -37,6 +40,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -57,6 +61,7 @@ func main() {
 	stubborn := flag.Bool("stubborn", false, "ignore SIGTERM and the end of stdin: only SIGKILL stops the process")
 	childPIDFile := flag.String("child-pid-file", "", "start a child process (sleep 600) and write its process id to this file")
 	annotated := flag.Bool("annotated", false, "add the tools fetch_page, read_file and http_post, with MCP annotations")
+	fetchOnly := flag.Bool("fetch", false, "be a fetch server: one tool, fetch {url}, without annotations, that gets the URL")
 	flag.Parse()
 	if *stubborn {
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
@@ -78,7 +83,12 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	err := run(*countFile, *httpAddr, *annotated)
+	var err error
+	if *fetchOnly {
+		err = runFetch()
+	} else {
+		err = run(*countFile, *httpAddr, *annotated)
+	}
 	if *stubborn {
 		// Past the end of stdin and SIGTERM (which ended run), as a server whose timers keep it alive.
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
@@ -256,6 +266,32 @@ type postIn struct {
 }
 
 func hint(b bool) *bool { return &b }
+
+// runFetch serves the fetch server of --fetch over stdio.
+func runFetch() error {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "guard-test-fetch", Version: "1.0.0"}, nil)
+	hc := &http.Client{Timeout: 10 * time.Second}
+	mcp.AddTool(srv, &mcp.Tool{Name: "fetch", Description: "fetches a URL and returns its body as text"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in fetchIn) (*mcp.CallToolResult, any, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.URL, nil)
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil, nil
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil, nil
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil, nil
+			}
+			return text(string(body)), nil, nil
+		})
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return srv.Run(ctx, &mcp.StdioTransport{})
+}
 
 // addAnnotatedTools adds the tools of --annotated: one of each kind the Rule of Two counts.
 func addAnnotatedTools(srv *mcp.Server, cnt *counter) {

@@ -8,8 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os/exec"
+	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,10 +21,14 @@ import (
 	"github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/client"
 	"github.com/guardrail-control/guard/client/mcpgateway"
+	"github.com/guardrail-control/guard/sessionredis"
 )
 
 const mcpUsage = `guard mcp --agent NAME [--server URL | --controls FILE | --template NAME [--set KEY=VALUE]...] [flags] [--] COMMAND [ARGS...]
-       guard mcp --agent NAME [--server URL | --controls FILE | --template NAME [--set KEY=VALUE]...] [flags] --upstream URL [--listen ADDR]`
+       guard mcp --agent NAME [--server URL | --controls FILE | --template NAME [--set KEY=VALUE]...] [flags] --upstream URL [--listen ADDR]
+       guard mcp --agent NAME [...] [flags] --config MCP_SERVERS_JSON [--listen ADDR]
+       guard mcp labels [flags] (--config FILE | --upstream URL | [--] COMMAND [ARGS...])
+       guard mcp config-snippet --agent NAME [flags] --config FILE`
 
 func init() {
 	register(&command{name: "mcp", summary: "run an MCP gateway: check every tool call of an MCP server against the agent's controls",
@@ -32,23 +37,28 @@ func init() {
 
 // mcpFlags are the settings of `guard mcp`.
 type mcpFlags struct {
-	agent        string
-	server       string
-	controls     string
-	upstream     string
-	listen       string
-	conflict     string
-	callTimeout  time.Duration
-	refresh      time.Duration
-	remoteEval   bool
-	connectLimit time.Duration
-	noControls   string
-	templates    templateNames
-	sets         settings
-	toolLabels   string
-	rendered     []guard.Control // the controls of the templates, rendered before the upstream starts
-	askTimeout   time.Duration
-	command      []string
+	agent         string
+	server        string
+	controls      string
+	upstream      string
+	listen        string
+	conflict      string
+	callTimeout   time.Duration
+	refresh       time.Duration
+	remoteEval    bool
+	connectLimit  time.Duration
+	noControls    string
+	templates     templateNames
+	sets          settings
+	toolLabels    string
+	rendered      []guard.Control // the controls of the templates, rendered before the upstream starts
+	askTimeout    time.Duration
+	clientCaps    string // --client-capabilities, as given ("" when not)
+	config        string // --config: an mcpServers file whose servers are served as one
+	session       string // --session: the guard session id of the calls (default $GUARD_SESSION_ID)
+	sessionStore  string // --session-store: redis://... where the in-process evaluations keep session state
+	sessionPrefix string // $GUARD_SESSION_PREFIX: the prefix of its keys
+	command       []string
 }
 
 // The values of --no-controls: what the gateway does when neither the server nor a controls file gives it
@@ -77,6 +87,10 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	fs.StringVar(&f.noControls, "no-controls", noControlsAllow, "when neither the server nor a controls file gives controls at start: allow (calls go unchecked until the server is reached), deny (every call is denied until then) or refuse (exit with an error)")
 	fs.Var(&f.templates, "template", "a control template to evaluate in the gateway, without a server (repeatable; guard template list shows them), e.g. rule-of-two")
 	fs.Var(&f.sets, "set", "a parameter of the --template(s): KEY=VALUE, as guard template render takes it (repeatable)")
+	fs.StringVar(&f.config, "config", "", "an mcpServers configuration file (Claude Desktop, Cursor, VS Code): serve all its servers as one, tools named SERVER__TOOL (instead of a COMMAND or --upstream)")
+	fs.StringVar(&f.session, "session", "", "the guard session id of every call (default $"+envSessionID+"; over HTTP a request's "+mcpgateway.SessionHeader+" header wins): the id the agent's other guarded calls use")
+	fs.StringVar(&f.sessionStore, "session-store", "", "redis://host:port[/db] (or rediss://): keep the session state of the gateway's evaluations there, shared with the agent's other processes and guard's replicas (keys prefixed by $GUARD_SESSION_PREFIX, default guard:); default in memory")
+	fs.StringVar(&f.clientCaps, "client-capabilities", "", "the capabilities announced to the upstream, comma-separated: sampling, elicitation, roots (default: over stdio those of the client's initialize; with --listen none)")
 	fs.StringVar(&f.toolLabels, "tool-labels", "", "YAML or JSON file of session labels by tool name, replacing those the tools' annotations give (docs/mcp.md)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s\n", mcpUsage)
@@ -90,11 +104,13 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	case f.agent == "":
 		fs.Usage()
 		return nil, errors.New("mcp: --agent is required")
+	case f.config != "" && (len(f.command) > 0 || f.upstream != ""):
+		return nil, errors.New("mcp: --config gives the upstreams: no COMMAND or --upstream with it")
 	case len(f.command) > 0 && f.upstream != "":
 		return nil, errors.New("mcp: give either a COMMAND after -- or --upstream URL, not both")
-	case len(f.command) == 0 && f.upstream == "":
+	case len(f.command) == 0 && f.upstream == "" && f.config == "":
 		fs.Usage()
-		return nil, errors.New("mcp: no upstream: give the MCP server's COMMAND after -- or --upstream URL")
+		return nil, errors.New("mcp: no upstream: give the MCP server's COMMAND after --, --upstream URL or --config FILE")
 	case f.conflict != string(guard.ConflictOverwrite) && f.conflict != string(guard.ConflictStrict):
 		return nil, fmt.Errorf("mcp: --conflict-mode must be %q or %q", guard.ConflictOverwrite, guard.ConflictStrict)
 	case f.noControls != noControlsAllow && f.noControls != noControlsDeny && f.noControls != noControlsRefuse:
@@ -109,12 +125,29 @@ func parseMCPFlags(args []string, stderr io.Writer) (*mcpFlags, error) {
 	if _, err := guard.NormalizeAgentName(f.agent); err != nil {
 		return nil, fmt.Errorf("mcp: --agent: %w", err)
 	}
+	if f.sessionStore != "" && !strings.HasPrefix(f.sessionStore, "redis://") && !strings.HasPrefix(f.sessionStore, "rediss://") {
+		return nil, errors.New("mcp: --session-store must be a URL redis://host:port[/db] or rediss://host:port[/db]")
+	}
+	if f.clientCaps != "" {
+		if _, err := mcpgateway.ParseClientCapabilities(strings.Split(f.clientCaps, ",")); err != nil {
+			return nil, fmt.Errorf("mcp: --client-capabilities: %w", err)
+		}
+	}
 	return f, nil
 }
 
 // runMCP is `guard mcp`. It returns when the client closes its side (stdio), on SIGINT/SIGTERM, or with
-// an error when the upstream goes away.
+// an error when the upstream goes away. `guard mcp labels ...` and `guard mcp config-snippet ...` are
+// subcommands (cmd_mcp_config.go).
 func runMCP(ctx context.Context, env *commandEnv, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "labels":
+			return runMCPLabels(ctx, env, args[1:])
+		case "config-snippet":
+			return runMCPConfigSnippet(env, args[1:])
+		}
+	}
 	f, err := parseMCPFlags(args, env.stderr)
 	if err != nil {
 		return err
@@ -126,14 +159,9 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 	logger := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(env.stderr), zap.InfoLevel))
 	defer func() { _ = logger.Sync() }()
 
-	var upstream mcp.Transport
-	if len(f.command) > 0 {
-		cmd := exec.Command(f.command[0], f.command[1:]...)
-		cmd.Stderr = env.stderr // the upstream's own logs
-		upstream = &mcpgateway.CommandTransport{Command: cmd, Logger: logger.Named("mcp_gateway.upstream")}
-	} else {
-		// Responses read in bounded memory (mcpgateway.MaxResponseBytes): the SDK reads a JSON one whole.
-		upstream = &mcp.StreamableClientTransport{Endpoint: f.upstream, HTTPClient: mcpgateway.BoundedHTTPClient(nil, 0)}
+	specs, err := mcpUpstreams(env, f, logger)
+	if err != nil {
+		return err
 	}
 	var toolLabels *mcpgateway.ToolLabels
 	if f.toolLabels != "" {
@@ -146,30 +174,60 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 			return err
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, f.connectLimit)
-	// An HTTP upstream that goes away is reconnected to, with backoff; a command's end is final.
-	g, err := mcpgateway.Connect(cctx, upstream, mcpgateway.Options{CallTimeout: f.callTimeout, Logger: logger.Named("mcp_gateway"),
-		ClientInfo: &mcp.Implementation{Name: "guard-mcp-gateway", Version: version}, Reconnect: f.upstream != "",
-		ToolLabels: toolLabels})
-	cancel()
+
+	// The upstream is told the client's capabilities, not more (clientcaps.go): over stdio the client's
+	// initialize is read first, and served once the upstream is up.
+	var clientIn io.Reader = env.stdin
+	var caps *mcp.ClientCapabilities
+	switch {
+	case f.clientCaps != "":
+		caps, _ = mcpgateway.ParseClientCapabilities(strings.Split(f.clientCaps, ",")) // checked by parseMCPFlags
+	case f.listen != "":
+		caps = &mcp.ClientCapabilities{}
+	default:
+		type first struct {
+			line []byte
+			rest io.Reader
+			err  error
+		}
+		got := make(chan first, 1)
+		go func() {
+			line, rest, err := mcpgateway.ReadFirstMessage(env.stdin, 0)
+			got <- first{line, rest, err}
+		}()
+		select {
+		case fm := <-got:
+			if fm.err != nil {
+				return fmt.Errorf("mcp: reading the client's initialize: %w", fm.err)
+			}
+			caps, clientIn = mcpgateway.CapabilitiesOfInitialize(fm.line), fm.rest
+		case <-ctx.Done():
+			return nil // a signal before the client spoke
+		}
+	}
+
+	front, err := connectUpstreams(ctx, env, f, specs, mcpgateway.Options{CallTimeout: f.callTimeout, Logger: logger.Named("mcp_gateway"),
+		ClientInfo: &mcp.Implementation{Name: "guard-mcp-gateway", Version: version}, ToolLabels: toolLabels, ClientCapabilities: caps}, logger)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err := g.Close(); err != nil {
+		if err := front.Close(); err != nil {
 			logger.Debug("upstream closed", zap.Error(err))
 		}
 	}()
+	logLabels(front, logger)
 
+	f.sessionPrefix = env.getenv("GUARD_SESSION_PREFIX")
 	if f.server == "" && len(f.templates) == 0 { // --template: no server, whatever $GUARD_URL says
 		f.server = env.getenv(client.EnvURL)
 	}
-	gd, closeGuard, err := mcpGuard(ctx, f, g, logger)
+	gd, closeGuard, err := mcpGuard(ctx, f, front.Steps(), front.upstreamName(), logger)
 	if err != nil {
 		return err
 	}
 	defer closeGuard()
-	if err := askApprovals(env, f, g, gd, logger); err != nil {
+	if err := askApprovals(env, f, front.gateways(), gd, logger); err != nil {
 		return err
 	}
 	src := client.SourceFile
@@ -189,14 +247,15 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 			logger.Warn("no controls: calls go unchecked until the guard server is reached (--no-controls allow); clients are told in the server instructions")
 		}
 	}
-	srv := g.Server(gd)
-	logger.Info("mcp gateway ready", zap.String("agent", f.agent), zap.Int("tools", len(g.Steps())), zap.String("controls_source", src))
+	srv := front.Server(gd)
+	logger.Info("mcp gateway ready", zap.String("agent", f.agent), zap.Int("tools", len(front.Steps())), zap.Int("upstreams", len(specs)),
+		zap.String("controls_source", src))
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	served := make(chan error, 1)
 	if f.listen == "" {
-		go func() { served <- g.Run(runCtx, stdioTransport(env)) }()
+		go func() { served <- front.Run(runCtx, stdioTransport(env, clientIn)) }()
 	} else {
 		if err := serveMCPHTTP(runCtx, f.listen, srv, env.stdout, served); err != nil {
 			return err
@@ -208,10 +267,10 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 			return fmt.Errorf("mcp: client connection: %w", err)
 		}
 		return nil // the client closed its side, or a signal
-	case <-g.Done():
+	case <-front.Done():
 		// Calls in flight have their error already (the connection is closed); let them be written.
 		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
-		g.Drain(dctx)
+		front.Drain(dctx)
 		dcancel()
 		stop()
 		select {
@@ -219,7 +278,7 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 		case <-time.After(5 * time.Second):
 		}
 		why := "it closed the connection"
-		if err := g.Err(); err != nil {
+		if err := front.Err(); err != nil {
 			why = err.Error()
 		}
 		logger.Error("upstream MCP server is gone; the gateway stops", zap.String("reason", why))
@@ -229,7 +288,21 @@ func runMCP(ctx context.Context, env *commandEnv, args []string) error {
 
 // mcpGuard builds the Guard: a local engine over the controls file when there is no server (no --server and
 // no $GUARD_URL), else an agent of the guard server registered with the upstream's tools as steps.
-func mcpGuard(ctx context.Context, f *mcpFlags, g *mcpgateway.Gateway, logger *zap.Logger) (mcpgateway.Guard, func(), error) {
+func mcpGuard(ctx context.Context, f *mcpFlags, steps []guard.StepSchema, upstream string, logger *zap.Logger) (mcpgateway.Guard, func(), error) {
+	var sessions guard.SessionStore
+	closeSessions := func() {}
+	if f.sessionStore != "" {
+		prefix := f.sessionPrefix
+		if prefix == "" {
+			prefix = "guard:"
+		}
+		st, err := sessionredis.Open(ctx, f.sessionStore, sessionredis.Options{Prefix: prefix})
+		if err != nil {
+			return nil, nil, fmt.Errorf("mcp: --session-store: %w", err)
+		}
+		logger.Info("session state is shared in Redis", zap.String("prefix", prefix))
+		sessions, closeSessions = st, func() { _ = st.Close() }
+	}
 	if (f.controls != "" || len(f.templates) > 0) && f.server == "" {
 		var controls []guard.Control
 		if f.controls != "" {
@@ -246,12 +319,14 @@ func mcpGuard(ctx context.Context, f *mcpFlags, g *mcpgateway.Gateway, logger *z
 			c.ID = next + int64(i)
 			controls = append(controls, c)
 		}
-		lg, err := mcpgateway.NewLocalGuard(controls, nil, logger.Named("mcp_gateway.local"))
+		lg, err := mcpgateway.NewLocalGuardSessions(controls, nil, sessions, logger.Named("mcp_gateway.local"))
 		if err != nil {
+			closeSessions()
 			return nil, nil, err
 		}
 		// The steps' session labels (from the tools' annotations) apply from the first call.
-		if err := lg.SyncSteps(ctx, g.Steps()); err != nil {
+		if err := lg.SyncSteps(ctx, steps); err != nil {
+			closeSessions()
 			return nil, nil, err
 		}
 		msg := "controls from the file, no server"
@@ -259,41 +334,41 @@ func mcpGuard(ctx context.Context, f *mcpFlags, g *mcpgateway.Gateway, logger *z
 			msg = "controls from the templates (and the file, if any), no server"
 		}
 		logger.Info(msg, zap.String("controls_file", f.controls), zap.Strings("templates", f.templates), zap.Int("controls", len(controls)))
-		return lg, func() {}, nil
+		return lg, closeSessions, nil
 	}
 	refresh := f.refresh
 	if refresh == 0 {
 		refresh = client.NoRefresh
 	}
 	info := client.AgentInfo{Name: f.agent, Description: "MCP gateway (guard mcp)",
-		Metadata: map[string]any{"gateway": "mcp", "upstream": upstreamName(g)}}
+		Metadata: map[string]any{"gateway": "mcp", "upstream": upstream}}
 	a, err := client.Init(ctx, client.Config{
 		AgentName: info.Name, Description: info.Description, Metadata: info.Metadata,
-		ServerURL: f.server, ControlsFile: f.controls, Steps: g.Steps(), ConflictMode: guard.ConflictMode(f.conflict),
-		LocalServerControls: !f.remoteEval, RefreshInterval: refresh, Logger: logger,
+		ServerURL: f.server, ControlsFile: f.controls, Steps: steps, ConflictMode: guard.ConflictMode(f.conflict),
+		LocalServerControls: !f.remoteEval, RefreshInterval: refresh, Logger: logger, SessionStore: sessions,
 	})
 	if err != nil {
+		closeSessions()
 		return nil, nil, fmt.Errorf("mcp: register agent %q: %w", f.agent, err)
 	}
 	info.Name = a.Name()
-	return &mcpgateway.AgentGuard{Agent: a, Info: info, ConflictMode: guard.ConflictMode(f.conflict)}, func() { _ = a.Close() }, nil
+	return &mcpgateway.AgentGuard{Agent: a, Info: info, ConflictMode: guard.ConflictMode(f.conflict)}, func() { _ = a.Close(); closeSessions() }, nil
 }
 
-func upstreamName(g *mcpgateway.Gateway) string {
-	if ir := g.Upstream(); ir != nil && ir.ServerInfo != nil {
-		return ir.ServerInfo.Name
-	}
-	return ""
-}
-
-// stdioTransport is the client's side in stdio mode: the process's stdin and stdout. When stdin can be
-// closed (it is the process's own), stopping the session closes it, which ends the read in progress.
-func stdioTransport(env *commandEnv) mcp.Transport {
-	r, ok := env.stdin.(io.ReadCloser)
-	if !ok {
-		r = io.NopCloser(env.stdin)
+// stdioTransport is the client's side in stdio mode: in (the process's stdin, after the message read
+// first) and stdout. When stdin can be closed (it is the process's own), stopping the session closes it,
+// which ends the read in progress.
+func stdioTransport(env *commandEnv, in io.Reader) mcp.Transport {
+	var r io.ReadCloser = io.NopCloser(in)
+	if c, ok := env.stdin.(io.Closer); ok {
+		r = readCloser{in, c}
 	}
 	return &mcpgateway.LineTransport{Reader: r, Writer: nopWriteCloser{env.stdout}}
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 type nopWriteCloser struct{ io.Writer }
@@ -324,4 +399,15 @@ func serveMCPHTTP(ctx context.Context, addr string, srv *mcp.Server, out io.Writ
 		served <- err
 	}()
 	return nil
+}
+
+// supervisorPath is the watchdog of the upstreams (this binary: main calls mcpgateway.RunSupervisorIfAsked),
+// or "" when the binary cannot be found (the upstream is then started without it, which is logged).
+func supervisorPath(logger *zap.Logger) string {
+	exe, err := os.Executable()
+	if err != nil {
+		logger.Warn("the upstream runs without its watchdog: its children may outlive a killed gateway", zap.Error(err))
+		return ""
+	}
+	return exe
 }

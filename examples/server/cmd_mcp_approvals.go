@@ -16,8 +16,8 @@ import (
 const envMCPApproverKey = "GUARD_MCP_APPROVER_KEY"
 
 // askApprovals turns on asking the user (mcpgateway.ElicitApprovals) when $GUARD_MCP_APPROVER_KEY is set
-// and the gateway checks calls with an agent of a guard server. It must run before g.Server.
-func askApprovals(env *commandEnv, f *mcpFlags, g *mcpgateway.Gateway, gd mcpgateway.Guard, logger *zap.Logger) error {
+// and the gateway checks calls with an agent of a guard server. It must run before the gateways' Server.
+func askApprovals(env *commandEnv, f *mcpFlags, gs []*mcpgateway.Gateway, gd mcpgateway.Guard, logger *zap.Logger) error {
 	key := env.getenv(envMCPApproverKey)
 	if key == "" {
 		return nil
@@ -31,7 +31,9 @@ func askApprovals(env *commandEnv, f *mcpFlags, g *mcpgateway.Gateway, gd mcpgat
 	if err != nil {
 		return fmt.Errorf("mcp: $%s: %w", envMCPApproverKey, err)
 	}
-	g.SetApprovals(&mcpgateway.ElicitApprovals{Decider: mcpgateway.HTTPDecider{Client: hc}, Timeout: f.askTimeout})
+	for _, g := range gs {
+		g.SetApprovals(&mcpgateway.ElicitApprovals{Decider: mcpgateway.HTTPDecider{Client: hc}, Timeout: f.askTimeout})
+	}
 	logger.Info("approval requests are asked of the user of MCP clients with elicitation, and decided with the key of $"+envMCPApproverKey,
 		zap.Duration("ask_timeout", f.askTimeout))
 	return nil

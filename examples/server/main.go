@@ -31,6 +31,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/guardrail-control/guard/client/mcpgateway"
 	"github.com/guardrail-control/guard/server"
 	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/observability"
@@ -50,6 +51,9 @@ import (
 const shutdownTimeout = 20 * time.Second
 
 func main() {
+	// guard mcp starts its upstreams under a watchdog that is this binary again (client/mcpgateway,
+	// supervise.go): it runs as that and exits here when asked.
+	mcpgateway.RunSupervisorIfAsked()
 	err := run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	var ee *exitError
 	if err != nil && !errors.As(err, &ee) && !errors.Is(err, flag.ErrHelp) {

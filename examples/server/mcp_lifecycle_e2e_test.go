@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -97,19 +100,49 @@ func TestMCPGatewayUpstreamLifecycle(t *testing.T) {
 		_ = g.close()
 	})
 
-	t.Run("SIGKILL: the kernel's parent-death signal ends the upstream", func(t *testing.T) {
+	t.Run("SIGKILL: the watchdog ends the upstream and its child", func(t *testing.T) {
 		if runtime.GOOS != "linux" {
-			t.Skip("the parent-death signal is Linux's")
+			t.Skip("the watchdog's subreaper and /proc are Linux's")
 		}
 		g, pid, child := stubbornGateway(t)
 		if err := g.cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		goneWithin(t, stopGrace, "after the gateway's SIGKILL", pid)
+		goneWithin(t, stopGrace, "after the gateway's SIGKILL", pid, child)
 		_ = g.close()
-		// The child of the upstream is not the gateway's: the kernel signal reaches the process the gateway
-		// started only (docs/mcp.md, "Life cycle"). The cleanup above ends it.
-		_ = child
+	})
+
+	t.Run("SIGKILL with a request pending, through a launcher chain: nothing of the chain is left after 3 s", func(t *testing.T) {
+		if runtime.GOOS != "linux" {
+			t.Skip("the watchdog's subreaper and /proc are Linux's")
+		}
+		upstream := buildMCPServer(t)
+		dir := t.TempDir()
+		file := filepath.Join(dir, "controls.yaml")
+		if err := os.WriteFile(file, []byte("controls: []\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		count := filepath.Join(dir, "calls")
+		// sh -c stays (a command follows the server), the server ignores SIGTERM and the end of its stdin,
+		// and has a child of its own: three processes below the gateway.
+		script := fmt.Sprintf("echo $$ > %s; %s --stubborn --pid-file %s --child-pid-file %s --count-file %s; :",
+			filepath.Join(dir, "sh"), upstream, filepath.Join(dir, "pid"), filepath.Join(dir, "child"), count)
+		g := startGateway(t, "--agent", "life", "--controls", file, "--call-timeout", "0", "--", "/bin/sh", "-c", script)
+		pids := []int{readPID(t, filepath.Join(dir, "sh")), readPID(t, filepath.Join(dir, "pid")), readPID(t, filepath.Join(dir, "child"))}
+		t.Cleanup(func() {
+			for _, p := range pids {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+		})
+		go func() {
+			_, _ = g.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 600}})
+		}()
+		waitFor(t, "the slow call to reach the upstream", func() bool { return slices.Contains(upstreamCalls(t, count), "slow") })
+		if err := g.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		goneWithin(t, 3*time.Second, "after the gateway's SIGKILL with a call pending", pids...)
+		_ = g.close()
 	})
 
 	t.Run("the client closes the read side of stdout: no SIGPIPE death, the upstream is stopped", func(t *testing.T) {
@@ -135,12 +168,13 @@ func TestMCPGatewayUpstreamLifecycle(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		pid := readPID(t, filepath.Join(dir, "pid"))
-		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL); _ = cmd.Process.Kill() })
-		// Wait until the gateway serves (its answer to initialize), then close our read side and ask again.
+		// Wait until the gateway serves (its answer to initialize: the upstream starts once the gateway has
+		// read it), then close our read side and ask again.
 		if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`+"\n"); err != nil {
 			t.Fatal(err)
 		}
+		pid := readPID(t, filepath.Join(dir, "pid"))
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL); _ = cmd.Process.Kill() })
 		if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
 			t.Fatalf("no answer to initialize: %v\n%s", err, stderr)
 		}
