@@ -47,35 +47,46 @@ func (s *Server) evaluateTraced(w http.ResponseWriter, r *http.Request, sp trace
 		s.failEvaluation(w, r, sp, err)
 		return
 	}
-	eng, err := s.cache.get(r.Context(), agent)
+	res, err := s.evaluateStep(r, agent, req.Step, stage)
 	if err != nil {
 		s.failEvaluation(w, r, sp, err)
 		return
 	}
-	// One deadline bounds the request's evaluations as a whole, enforced then shadow: controls it leaves
-	// unevaluated are evaluator errors, and shadow controls get only what the enforced ones left, so
-	// they never delay the answer past it (issue 23: a fresh deadline per pass doubled the bound).
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.evalTimeout)
-	defer cancel()
-	res, err := eng.Evaluate(ctx, req.Step, stage)
-	if err != nil {
-		s.failEvaluation(w, r, sp, err)
-		return
-	}
-	if res.Approval != nil {
-		res = s.settleApproval(r, eng, agent, req.Step, stage, res)
-	}
-	s.afterEvaluation(r, agent, req.Step, stage, res)
-	if eng.HasShadow() {
-		s.evaluateShadow(ctx, r, eng, agent, req.Step, stage)
-	}
-	cancel()
 	if sp != nil {
 		endEvaluationSpan(sp, agent, req.Step, stage, res)
 	}
 	if err := writeResult(w, res); err != nil {
 		s.writeErr(w, r, err)
 	}
+}
+
+// evaluateStep is the evaluation of POST /evaluation once its request is decoded and checked: the agent's
+// cached engine, the request's deadline, approvals (requests opened, grants used), metrics, events,
+// capture and shadow controls. r is the request the step came with (its context, trace headers and key);
+// the LLM proxy's steps (llmproxy) go through here too, so they are evaluated exactly as POST /evaluation
+// evaluates them.
+func (s *Server) evaluateStep(r *http.Request, agent string, step *guard.Step, stage guard.Stage) (*guard.Result, error) {
+	eng, err := s.cache.get(r.Context(), agent)
+	if err != nil {
+		return nil, err
+	}
+	// One deadline bounds the request's evaluations as a whole, enforced then shadow: controls it leaves
+	// unevaluated are evaluator errors, and shadow controls get only what the enforced ones left, so
+	// they never delay the answer past it (issue 23: a fresh deadline per pass doubled the bound).
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.evalTimeout)
+	defer cancel()
+	res, err := eng.Evaluate(ctx, step, stage)
+	if err != nil {
+		return nil, err
+	}
+	if res.Approval != nil {
+		res = s.settleApproval(r, eng, agent, step, stage, res)
+	}
+	s.afterEvaluation(r, agent, step, stage, res)
+	if eng.HasShadow() {
+		s.evaluateShadow(ctx, r, eng, agent, step, stage)
+	}
+	return res, nil
 }
 
 // failEvaluation writes err and, when sp is not nil, records it on the span and ends it.
