@@ -25,8 +25,8 @@ type chatCase struct {
 	wantText   string
 	wantArgs   string // the first tool call's arguments
 	// upstreamSees, when set, must be in the request the upstream received; upstreamCalled false: none.
-	upstreamSees  string
-	noUpstream    bool
+	upstreamSees string
+	noUpstream   bool
 }
 
 func toolTurn(name, args, result string) []openai.ChatCompletionMessageParamUnion {
@@ -117,11 +117,11 @@ func TestChatCompletions(t *testing.T) {
 					if apiErr.StatusCode != tc.wantStatus || apiErr.Code != tc.wantCode {
 						t.Fatalf("error %d %q, want %d %q (%s)", apiErr.StatusCode, apiErr.Code, tc.wantStatus, tc.wantCode, apiErr.RawJSON())
 					}
-					var body struct {
+					var body struct { // RawJSON is the error object
 						Guard *llmproxy.Block `json:"guard"`
 					}
-					if err := json.Unmarshal([]byte(apiErr.RawJSON()), &body); err != nil {
-						t.Fatal(err)
+					if err := json.Unmarshal([]byte(apiErr.RawJSON()), &body); err != nil || body.Guard == nil || body.Guard.Kind == "" {
+						t.Fatalf("no guard block in %s (%v)", apiErr.RawJSON(), err)
 					}
 				} else if err != nil {
 					t.Fatalf("err = %v", err)

@@ -7,8 +7,9 @@ import (
 )
 
 // The error formats of the APIs. OpenAI: {"error": {"message", "type", "param", "code"}}; Anthropic:
-// {"type": "error", "error": {"type", "message"}}. A refusal by a control adds "guard" (the Block) beside
-// "error": the official clients keep unknown keys in the error's body.
+// {"type": "error", "error": {"type", "message"}}. A refusal by a control adds "guard" (the Block) inside
+// "error": the official clients keep unknown keys of the error object (openai-go: Error.RawJSON(); Python:
+// APIError.body).
 
 type openAIError struct {
 	Error struct {
@@ -16,8 +17,8 @@ type openAIError struct {
 		Type    string  `json:"type"`
 		Param   *string `json:"param"`
 		Code    string  `json:"code"`
+		Guard   *Block  `json:"guard,omitempty"`
 	} `json:"error"`
-	Guard *Block `json:"guard,omitempty"`
 }
 
 type anthropicError struct {
@@ -25,8 +26,8 @@ type anthropicError struct {
 	Error struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
+		Guard   *Block `json:"guard,omitempty"`
 	} `json:"error"`
-	Guard *Block `json:"guard,omitempty"`
 }
 
 // errorFormat is the error format of an API.
@@ -78,7 +79,7 @@ func errorBody(f errorFormat, ce *clientError) []byte {
 		e.Type = "error"
 		e.Error.Type = anthropicType(ce.status)
 		e.Error.Message = ce.msg
-		e.Guard = ce.block
+		e.Error.Guard = ce.block
 		v = e
 	default:
 		var e openAIError
@@ -88,7 +89,7 @@ func errorBody(f errorFormat, ce *clientError) []byte {
 			e.Error.Type = "invalid_request_error"
 		}
 		e.Error.Code = ce.code
-		e.Guard = ce.block
+		e.Error.Guard = ce.block
 		v = e
 	}
 	b, _ := json.Marshal(v) // plain structs: cannot fail

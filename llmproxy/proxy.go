@@ -100,6 +100,11 @@ func Routes() []string {
 	return []string{"POST " + PathChatCompletions, "POST " + PathMessages, "POST " + PathLiteLLM}
 }
 
+// IsRoute reports whether path is one of the proxy's routes.
+func IsRoute(path string) bool {
+	return path == PathChatCompletions || path == PathMessages || path == PathLiteLLM
+}
+
 // New returns a Proxy over cfg.
 func New(cfg Config) (*Proxy, error) {
 	if cfg.Checker == nil {

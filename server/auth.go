@@ -119,15 +119,19 @@ func (a *authenticator) lookup(key string) *keyEntry {
 }
 
 // wrap guards h with the access level l. The matched key goes into the request's context (KeyName).
-func (a *authenticator) wrap(l level, h http.Handler) http.Handler {
+// header is where the key is read ("": APIKeyHeader; the LLM proxy's routes read X-Guard-Key).
+func (a *authenticator) wrap(l level, header string, h http.Handler) http.Handler {
 	if !a.enabled || l == levelPublic {
 		return h
 	}
+	if header == "" {
+		header = APIKeyHeader
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get(APIKeyHeader)
+		key := r.Header.Get(header)
 		if key == "" {
 			noteRole(w, roleNone, "")
-			writeAuthErr(w, r, problem.CodeAuthMissingKey, "an API key is required in the X-API-Key header")
+			writeAuthErr(w, r, problem.CodeAuthMissingKey, "an API key is required in the "+header+" header")
 			return
 		}
 		e := a.lookup(key)
