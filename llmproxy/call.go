@@ -4,17 +4,21 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"go.uber.org/zap"
 )
 
 // begin resolves the call's agent and session and reads its body as a JSON object.
-func (p *Proxy) begin(r *http.Request, api string) (*call, map[string]jsontext.Value, error) {
+func (p *Proxy) begin(w http.ResponseWriter, r *http.Request, api string) (*call, map[string]jsontext.Value, error) {
 	c, err := p.newCall(r, api)
 	if err != nil {
 		return nil, nil, err
 	}
+	// An LLM call may outlast the server's write timeout (60 s in guard serve): the upstream's own bound
+	// applies instead; a stream clears the deadline (sseWriter).
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(p.cfg.UpstreamTimeout + time.Minute))
 	if c.body, err = readBody(r, p.cfg.MaxRequestBytes); err != nil {
 		return nil, nil, err
 	}

@@ -13,7 +13,7 @@ const apiChat = "openai.chat.completions"
 
 // chatCompletions is POST /v1/chat/completions.
 func (p *Proxy) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	c, top, err := p.begin(r, apiChat)
+	c, top, err := p.begin(w, r, apiChat)
 	if err != nil {
 		p.fail(w, apiChat, formatOpenAI, err)
 		return
