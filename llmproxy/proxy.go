@@ -97,7 +97,7 @@ const (
 
 // Routes lists the method and path of every route the proxy serves.
 func Routes() []string {
-	return []string{"POST " + PathChatCompletions, "POST " + PathMessages, "POST " + PathLiteLLM}
+	return []string{"POST " + PathChatCompletions, "POST " + PathMessages}
 }
 
 // IsRoute reports whether path is one of the proxy's routes.
@@ -167,6 +167,7 @@ func New(cfg Config) (*Proxy, error) {
 	p.http = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	p.mux = http.NewServeMux()
 	p.mux.HandleFunc("POST "+PathChatCompletions, p.chatCompletions)
+	p.mux.HandleFunc("POST "+PathMessages, p.messages)
 	return p, nil
 }
 
