@@ -97,7 +97,7 @@ const (
 
 // Routes lists the method and path of every route the proxy serves.
 func Routes() []string {
-	return []string{"POST " + PathChatCompletions, "POST " + PathMessages}
+	return []string{"POST " + PathChatCompletions, "POST " + PathMessages, "POST " + PathLiteLLM}
 }
 
 // IsRoute reports whether path is one of the proxy's routes.
@@ -168,6 +168,7 @@ func New(cfg Config) (*Proxy, error) {
 	p.mux = http.NewServeMux()
 	p.mux.HandleFunc("POST "+PathChatCompletions, p.chatCompletions)
 	p.mux.HandleFunc("POST "+PathMessages, p.messages)
+	p.mux.HandleFunc("POST "+PathLiteLLM, p.litellm)
 	return p, nil
 }
 
