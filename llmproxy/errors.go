@@ -26,7 +26,9 @@ type anthropicError struct {
 	Error struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
-		Guard   *Block `json:"guard,omitempty"`
+		// Code is guard's error code (as in the OpenAI format): an extra key the clients keep.
+		Code  string `json:"code,omitempty"`
+		Guard *Block `json:"guard,omitempty"`
 	} `json:"error"`
 }
 
@@ -79,6 +81,7 @@ func errorBody(f errorFormat, ce *clientError) []byte {
 		e.Type = "error"
 		e.Error.Type = anthropicType(ce.status)
 		e.Error.Message = ce.msg
+		e.Error.Code = ce.code
 		e.Error.Guard = ce.block
 		v = e
 	default:
