@@ -14,6 +14,7 @@ import (
 
 // chatChunk is what the proxy reads of a chat.completion.chunk.
 type chatChunk struct {
+	Error   jsontext.Value `json:"error"`
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
@@ -164,21 +165,22 @@ func (p *Proxy) chatStream(w http.ResponseWriter, c *call, resp *http.Response) 
 			p.cfg.Metrics.call(apiChat, "forwarded")
 			return
 		}
-		top, err := decodeObject(ev.data, "a streamed chunk")
-		if err != nil {
-			stop(&clientError{status: http.StatusBadGateway, code: "upstream_invalid", msg: "guard proxy: the upstream sent " + err.Error()})
-			return
-		}
-		if _, isErr := top["error"]; isErr {
-			_ = out.send(ev.event, ev.data) // the upstream's own error event
-			return
-		}
 		var chunk chatChunk
 		if err := json.Unmarshal(ev.data, &chunk); err != nil {
 			stop(&clientError{status: http.StatusBadGateway, code: "upstream_invalid", msg: "guard proxy: the upstream sent a chunk that is not a chat.completion.chunk"})
 			return
 		}
+		if chunk.Error != nil {
+			_ = out.send(ev.event, ev.data) // the upstream's own error event
+			return
+		}
 		if tmpl == nil {
+			// The first chunk's members but choices and usage: the frame of the chunks the proxy writes.
+			top, err := decodeObject(ev.data, "a streamed chunk")
+			if err != nil {
+				stop(&clientError{status: http.StatusBadGateway, code: "upstream_invalid", msg: "guard proxy: the upstream sent " + err.Error()})
+				return
+			}
 			tmpl = make(map[string]jsontext.Value, len(top))
 			for k, v := range top {
 				if k != "choices" && k != "usage" {

@@ -34,6 +34,8 @@ type Reply struct {
 	Delay time.Duration
 	// Hang waits before answering this long (or until the request is cancelled).
 	Hang time.Duration
+	// Wait, when not nil, holds a streamed answer after its text until it is closed (streams kept open).
+	Wait <-chan struct{}
 }
 
 // Request is a request the fake received.
@@ -233,6 +235,13 @@ func (s *Server) openAIStream(ctx context.Context, w http.ResponseWriter, body m
 	}
 	for _, p := range pieces(rep.Text, rep.Chunk) {
 		if !sd.send("", chunk(map[string]any{"content": p}, nil)) {
+			return false
+		}
+	}
+	if rep.Wait != nil {
+		select {
+		case <-rep.Wait:
+		case <-ctx.Done():
 			return false
 		}
 	}
