@@ -92,7 +92,9 @@ func percentiles(b *testing.B, d []time.Duration) {
 func BenchmarkChat(b *testing.B) {
 	fake := fakellm.New()
 	defer fake.Close()
-	fake.Script(func(*fakellm.Request) fakellm.Reply { return fakellm.Reply{Text: "Sure, here is the summary you asked for."} })
+	fake.Script(func(*fakellm.Request) fakellm.Reply {
+		return fakellm.Reply{Text: "Sure, here is the summary you asked for."}
+	})
 	body := []byte(`{"model":"m","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"` +
 		strings.Repeat("please summarise this text. ", 36) + `"}]}`)
 	for _, via := range []string{"direct", "proxy", "proxy-no-controls"} {
