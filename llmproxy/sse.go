@@ -24,7 +24,7 @@ type sseReader struct {
 var errEventTooLarge = errors.New("llmproxy: a server-sent event is larger than the proxy's limit")
 
 func newSSEReader(r io.Reader, max int) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, 16<<10), max: max}
+	return &sseReader{br: bufio.NewReaderSize(r, 4<<10), max: max}
 }
 
 // line reads one line without its end of line (\n, \r\n).
