@@ -3,6 +3,7 @@ module github.com/guardrail-control/guard
 go 1.26.8
 
 require (
+	github.com/anthropics/anthropic-sdk-go/v2 v2.16.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/dlclark/regexp2 v1.12.0
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
@@ -37,7 +38,6 @@ require (
 )
 
 require (
-	github.com/anthropics/anthropic-sdk-go/v2 v2.16.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
