@@ -20,13 +20,16 @@ type accessView struct {
 	Approve bool `json:"approve"`
 	// Agents are the agent names and patterns a scoped key reaches; absent for a key of every agent.
 	Agents []string `json:"agents,omitempty"`
+	// ReadOnly: the key may only read (role read, or read_only in the key file): no evaluation either.
+	ReadOnly bool `json:"read_only,omitempty"`
 }
 
 // access is GET /api/v1/access (any valid key).
 func (s *Server) access(w http.ResponseWriter, r *http.Request) {
 	v := accessView{Admin: true, Approve: true}
 	if e := identityOf(r.Context()); e != nil {
-		v = accessView{Authenticated: true, KeyName: e.name, Admin: e.admin, Approve: e.admin || e.approve, Agents: e.scope.names()}
+		v = accessView{Authenticated: true, KeyName: e.name, Admin: e.admin, Approve: e.admin || e.approve, Agents: e.scope.names(),
+			ReadOnly: e.readOnly}
 	}
 	problem.Respond(w, r, s.log, http.StatusOK, v)
 }

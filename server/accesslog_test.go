@@ -99,7 +99,7 @@ func TestAuthNotesTheRoleForTheAccessLog(t *testing.T) {
 		if tc.key != "" {
 			r.Header.Set(APIKeyHeader, tc.key)
 		}
-		a.wrap(levelRuntime, false, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(w, r)
+		a.wrap(levelRuntime, false, "", http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(w, r)
 		if aw.role != tc.want {
 			t.Errorf("key %q: noted role %q, want %q", tc.key, aw.role, tc.want)
 		}

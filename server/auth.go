@@ -224,16 +224,20 @@ func (a *authenticator) lookup(key string) *keyEntry {
 }
 
 // wrap guards h with the access level l; read says whether the route only reads (a read-only key may call
-// it). The matched key goes into the request's context (KeyName).
-func (a *authenticator) wrap(l level, read bool, h http.Handler) http.Handler {
+// it); header is where the key is read ("": APIKeyHeader; the LLM proxy's routes read X-Guard-Key). The
+// matched key goes into the request's context (KeyName).
+func (a *authenticator) wrap(l level, read bool, header string, h http.Handler) http.Handler {
 	if !a.enabled || l == levelPublic {
 		return h
 	}
+	if header == "" {
+		header = APIKeyHeader
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get(APIKeyHeader)
+		key := r.Header.Get(header)
 		if key == "" {
 			noteRole(w, roleNone, "")
-			writeAuthErr(w, r, problem.CodeAuthMissingKey, "an API key is required in the X-API-Key header")
+			writeAuthErr(w, r, problem.CodeAuthMissingKey, "an API key is required in the "+header+" header")
 			return
 		}
 		e := a.lookup(key)

@@ -24,7 +24,7 @@ func BenchmarkAuthWrap(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			h := a.wrap(levelRuntime, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := a.wrap(levelRuntime, false, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if a.enabled && checkAgent(r.Context(), "bench", "agent_name") != nil {
 					w.WriteHeader(404)
 				}

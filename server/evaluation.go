@@ -47,10 +47,28 @@ func (s *Server) evaluateTraced(w http.ResponseWriter, r *http.Request, sp trace
 		s.failEvaluation(w, r, sp, err)
 		return
 	}
-	eng, err := s.cache.get(r.Context(), agent)
+	res, err := s.evaluateStep(r, agent, req.Step, stage)
 	if err != nil {
 		s.failEvaluation(w, r, sp, err)
 		return
+	}
+	if sp != nil {
+		endEvaluationSpan(sp, agent, req.Step, stage, res)
+	}
+	if err := writeResult(w, res); err != nil {
+		s.writeErr(w, r, err)
+	}
+}
+
+// evaluateStep is the evaluation of POST /evaluation once its request is decoded and checked: the agent's
+// cached engine, the request's deadline, approvals (requests opened, grants used), metrics, events,
+// capture and shadow controls. r is the request the step came with (its context, trace headers and key);
+// the LLM proxy's steps (llmproxy) go through here too, so they are evaluated exactly as POST /evaluation
+// evaluates them.
+func (s *Server) evaluateStep(r *http.Request, agent string, step *guard.Step, stage guard.Stage) (*guard.Result, error) {
+	eng, err := s.cache.get(r.Context(), agent)
+	if err != nil {
+		return nil, err
 	}
 	// One deadline bounds the request's evaluations as a whole, enforced then shadow: controls it leaves
 	// unevaluated are evaluator errors, and shadow controls get only what the enforced ones left, so
@@ -62,28 +80,21 @@ func (s *Server) evaluateTraced(w http.ResponseWriter, r *http.Request, sp trace
 	shadow := eng.HasShadow() && s.cfg.obs.enabled && s.cfg.obs.recorder != nil
 	var res, shadowRes *guard.Result
 	if shadow {
-		res, shadowRes, err = eng.EvaluateWithShadow(ctx, req.Step, stage)
+		res, shadowRes, err = eng.EvaluateWithShadow(ctx, step, stage)
 	} else {
-		res, err = eng.Evaluate(ctx, req.Step, stage)
+		res, err = eng.Evaluate(ctx, step, stage)
 	}
 	if err != nil {
-		s.failEvaluation(w, r, sp, err)
-		return
+		return nil, err
 	}
 	if res.Approval != nil {
-		res = s.settleApproval(r, eng, agent, req.Step, stage, res)
+		res = s.settleApproval(r, eng, agent, step, stage, res)
 	}
-	s.afterEvaluation(r, agent, req.Step, stage, res)
+	s.afterEvaluation(r, agent, step, stage, res)
 	if shadow {
-		s.recordShadow(r, agent, req.Step, stage, shadowRes)
+		s.recordShadow(r, agent, step, stage, shadowRes)
 	}
-	cancel()
-	if sp != nil {
-		endEvaluationSpan(sp, agent, req.Step, stage, res)
-	}
-	if err := writeResult(w, res); err != nil {
-		s.writeErr(w, r, err)
-	}
+	return res, nil
 }
 
 // failEvaluation writes err and, when sp is not nil, records it on the span and ends it.

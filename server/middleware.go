@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/guardrail-control/guard/llmproxy"
 	"github.com/guardrail-control/guard/server/problem"
 )
 
@@ -121,6 +122,10 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 // into 413 PAYLOAD_TOO_LARGE.
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.llmProxy != nil && llmproxy.IsRoute(r.URL.Path) {
+			next.ServeHTTP(w, r) // the proxy bounds its bodies itself (llmproxy.Config.MaxRequestBytes)
+			return
+		}
 		if r.ContentLength > s.cfg.bodyLimit {
 			problem.Write(w, r, s.log, problem.New(http.StatusRequestEntityTooLarge, problem.CodePayloadTooLarge,
 				fmt.Sprintf("the request body is larger than %d bytes", s.cfg.bodyLimit)))

@@ -9,6 +9,8 @@ type route struct {
 	path    string
 	level   level
 	handler http.Handler
+	// keyHeader is the header the API key is read from ("": APIKeyHeader).
+	keyHeader string
 }
 
 func (rt route) pattern() string {
@@ -111,6 +113,7 @@ func (s *Server) routes() []route {
 	rs = append(rs, s.auditRoutes()...)
 	rs = append(rs, s.obsRoutes()...)
 	rs = append(rs, s.pprofRoutes()...)
+	rs = append(rs, s.llmProxyRoutes()...)
 	if s.cfg.ui != nil {
 		rs = append(rs,
 			route{method: "GET", path: "/ui/", level: levelPublic, handler: s.cfg.ui},

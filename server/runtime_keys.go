@@ -185,7 +185,7 @@ func (s *Server) configuredKeyViews() []keyView {
 	var out []keyView
 	for source, group := range map[string][]*keyEntry{"environment": s.auth.env, "file": s.auth.file} {
 		for _, e := range group {
-			v := keyView{Name: e.name, Role: e.role(), Agents: e.scope.agents(), Source: source, Status: "active"}
+			v := keyView{Name: e.name, Role: e.role(), Agents: orEmpty(e.scope.names()), Source: source, Status: "active"}
 			out = append(out, v)
 		}
 	}
@@ -203,20 +203,6 @@ func (e *keyEntry) role() apikey.Role {
 		return apikey.RoleRead
 	}
 	return apikey.RoleRuntime
-}
-
-// agents lists the scope's names and patterns; empty for a global key.
-func (sc *keyScope) agents() []string {
-	out := []string{}
-	if sc == nil {
-		return out
-	}
-	for a := range sc.exact {
-		out = append(out, a)
-	}
-	out = append(out, sc.patterns...)
-	sort.Strings(out)
-	return out
 }
 
 // keyAdmin answers the checks every key route makes: a store with keys, and a key not limited to agents
@@ -468,4 +454,12 @@ func expiryText(t *time.Time) string {
 		return "never"
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// orEmpty is l, or an empty list for nil (a JSON [] rather than null).
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }

@@ -409,7 +409,7 @@ func TestKeyNameInContext(t *testing.T) {
 	}
 	for _, c := range []struct{ key, name string }{{"hashed-secret", "ci-bot"}, {"r1", "unnamed-regular-1"}, {"r2", "unnamed-admin-2"}, {"a1", "unnamed-admin-1"}} {
 		var got string
-		h := a.wrap(levelRuntime, false, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = KeyName(r.Context()) }))
+		h := a.wrap(levelRuntime, false, "", http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = KeyName(r.Context()) }))
 		r, _ := http.NewRequest("GET", "/x", nil)
 		r.Header.Set(APIKeyHeader, c.key)
 		h.ServeHTTP(&discardWriter{h: http.Header{}}, r)

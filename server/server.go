@@ -15,6 +15,7 @@ import (
 
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator"
+	"github.com/guardrail-control/guard/llmproxy"
 	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/observability"
 	"github.com/guardrail-control/guard/server/problem"
@@ -46,6 +47,8 @@ type Server struct {
 	sdks    sdkTracker   // the agents' SDKs last written (agent_sdk.go)
 	// approvals holds the waits for decisions and the webhook sender (approvals.go).
 	approvals *approvals
+	// llmProxy is the LLM API proxy (llmproxy.go); nil when not served.
+	llmProxy *llmproxy.Proxy
 
 	stopOnce sync.Once
 	stop     context.CancelFunc
@@ -82,6 +85,8 @@ type config struct {
 	approvals approvalConfig
 	// sessions keeps the session state of every agent's engine (sessions.go).
 	sessions guard.SessionStore
+	// llmProxy configures the LLM API proxy (llmproxy.go); nil: not served.
+	llmProxy *llmproxy.Config
 }
 
 // Option configures a Server.
@@ -182,11 +187,14 @@ func New(st guard.Store, opts ...Option) (*Server, error) {
 		s.cache.onRebuild = m.SnapshotRebuilt
 	}
 	s.cache.sessions = sessionStoreOf(&cfg)
+	if s.llmProxy, err = s.newLLMProxy(); err != nil {
+		return nil, err
+	}
 	for _, rt := range s.routes() {
 		// Host and Origin first (a cross-site request is refused whatever its key), then the key, then the
 		// body's media type.
 		h := s.audited(rt, s.crossSiteInner(rt.method, rt.handler))
-		s.mux.Handle(rt.pattern(), s.crossSiteOuter(rt.method, s.auth.wrap(rt.level, rt.reads(), s.scopeRoute(rt, h))))
+		s.mux.Handle(rt.pattern(), s.crossSiteOuter(rt.method, s.auth.wrap(rt.level, rt.reads(), rt.keyHeader, s.scopeRoute(rt, h))))
 	}
 	s.handler = s.middleware(http.HandlerFunc(s.dispatch))
 

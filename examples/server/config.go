@@ -11,6 +11,7 @@ import (
 	guard "github.com/guardrail-control/guard"
 	"github.com/guardrail-control/guard/evaluator/promptclassifier"
 	"github.com/guardrail-control/guard/evaluator/toxicity"
+	"github.com/guardrail-control/guard/llmproxy"
 	"github.com/guardrail-control/guard/server"
 	"github.com/guardrail-control/guard/server/capture"
 	"github.com/guardrail-control/guard/server/tracing"
@@ -72,6 +73,14 @@ type Config struct {
 	SessionStore  string
 	SessionPrefix string
 	SessionTTL    time.Duration
+
+	// The LLM API proxy in guard serve (docs/proxy.md): served when Proxy is true, on the upstreams'
+	// base URLs, with DefaultAgent for calls that name none and the stream windows' sizes.
+	Proxy                             bool
+	ProxyOpenAIURL, ProxyAnthropicURL string
+	ProxyDefaultAgent                 string
+	ProxyFailOpen                     bool
+	ProxyWindow, ProxyOverlap         int
 
 	// HostExplicit says HOST was set: the default host depends on authentication, and an explicit
 	// non-loopback host with authentication off earns a warning at start.
@@ -297,8 +306,32 @@ var envVars = []envVar{
 		set: func(c *Config, v string) string { c.OTel.Protocol = v; return "" }},
 	{name: "OTEL_SERVICE_NAME", defText: "guard", desc: "service.name of guard's spans (the SDK reads it, and OTEL_RESOURCE_ATTRIBUTES)",
 		set: func(*Config, string) string { return "" }},
+	{name: "GUARD_PROXY", def: "false", desc: "serve the LLM API proxy (POST /v1/chat/completions, /v1/messages, the gateway guardrail routes; docs/proxy.md) behind a runtime key in X-Guard-Key",
+		set: boolField(func(c *Config) *bool { return &c.Proxy })},
+	{name: "GUARD_PROXY_OPENAI_URL", def: llmproxy.DefaultOpenAIBaseURL, desc: "the proxy's upstream for the OpenAI API (any OpenAI-compatible server's /v1)",
+		set: func(c *Config, v string) string { c.ProxyOpenAIURL = v; return "" }},
+	{name: "GUARD_PROXY_ANTHROPIC_URL", def: llmproxy.DefaultAnthropicBaseURL, desc: "the proxy's upstream for the Anthropic API",
+		set: func(c *Config, v string) string { c.ProxyAnthropicURL = v; return "" }},
+	{name: "GUARD_PROXY_DEFAULT_AGENT", desc: "the agent of proxied calls that name none in X-Guard-Agent (and whose key is not limited to one agent)",
+		set: func(c *Config, v string) string { c.ProxyDefaultAgent = v; return "" }},
+	{name: "GUARD_PROXY_WINDOW", def: strconv.Itoa(llmproxy.DefaultWindow), desc: "bytes of streamed text the proxy checks at once",
+		set: intRange(func(c *Config) *int { return &c.ProxyWindow }, 16, 1<<20)},
+	{name: "GUARD_PROXY_OVERLAP", def: strconv.Itoa(llmproxy.DefaultOverlap), desc: "bytes of each checked window carried into the next (below GUARD_PROXY_WINDOW)",
+		set: intRange(func(c *Config) *int { return &c.ProxyOverlap }, 0, 1<<20)},
 	{name: "OTEL_SDK_DISABLED", def: "false", desc: "true turns OpenTelemetry export off whatever else is set",
 		set: boolField(func(c *Config) *bool { return &c.OTel.SDKDisabled })},
+}
+
+// intRange is the parser of a whole number in [lo, hi] stored at field(c).
+func intRange(field func(*Config) *int, lo, hi int) func(*Config, string) string {
+	return func(c *Config, v string) string {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Sprintf("a whole number from %d to %d", lo, hi)
+		}
+		*field(c) = n
+		return ""
+	}
 }
 
 // boolField is the parser of a boolean variable stored at field(c).

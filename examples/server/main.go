@@ -246,7 +246,11 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		defer c.Close()
 	}
 
-	srv, err := server.New(st,
+	opts, err := proxyOptions(&cfg, metrics, logger)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(st, append(opts,
 		server.WithSessionStore(sessions),
 		server.WithLogger(logger),
 		server.WithVersion(version),
@@ -267,7 +271,7 @@ func serve(ctx context.Context, cfg Config, migrateFirst bool, logger *zap.Logge
 		server.WithCapture(capRec),
 		server.WithApprovalWebhook(cfg.ApprovalWebhookURL),
 		server.WithApprovalRedact(approvalRedact),
-	)
+	)...)
 	if err != nil {
 		return err
 	}
