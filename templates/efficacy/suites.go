@@ -72,6 +72,13 @@ const (
 	// queries a tool runs and is measured on its own cases.
 	ownSQLiValues    = "own/attack_sqli_values"
 	ownSQLStatements = "own/benign_sql_statements"
+
+	// Cases of destructive-sql alone (issue 35): ordinary analytics and DDL SQL of PostgreSQL, MySQL,
+	// SQLite, SQL Server and the warehouse dialects (sampling, FETCH ... WITH TIES, arrays and structs,
+	// window functions), much of which no grammar reads, and destructive statements disguised behind
+	// such forms in each dialect.
+	ownSQLDialects  = "own/benign_sql_dialects"
+	ownSQLDisguised = "own/attack_sql_disguised"
 )
 
 // Suites are the measured templates. Every template a security team would turn on against attacker text is
@@ -80,7 +87,7 @@ var Suites = []Suite{
 	{Template: "sql-injection", Stage: guard.StagePre, Step: llmInput,
 		Attacks: []string{sharedSQLi, ownSQLi, ownSQLiValues}, Benign: []string{sharedSQL, ownBenignSQL, ownSQLStatements, sharedPrompts, ownBenignText}},
 	{Template: "destructive-sql", Params: map[string]any{"tool_names": []any{"run_sql"}}, Stage: guard.StagePre, Step: sqlTool,
-		Attacks: []string{sharedSQLi, ownSQLi}, Benign: []string{sharedSQL, ownBenignSQL}},
+		Attacks: []string{sharedSQLi, ownSQLi, ownSQLDisguised}, Benign: []string{sharedSQL, ownBenignSQL, ownSQLDialects}},
 	{Template: "command-injection", Stage: guard.StagePre, Step: toolInput("shell"),
 		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{sharedArgs, ownBenignArgs, sharedPrompts, ownBenignText, ownBenignURL}},
 	{Template: "destructive-shell", Stage: guard.StagePre, Step: toolInput("shell"),
