@@ -78,6 +78,13 @@ const (
 	// window functions), much of which no grammar reads, and destructive statements disguised behind
 	// such forms in each dialect.
 	ownSQLDialects  = "own/benign_sql_dialects"
+	// Ordinary text that sql-injection read as injection (issue 35): prose lines starting with And or
+	// Where, log lines starting with a timestamp, quoted arguments before --flags, backtick substitution,
+	// find's -path globs, a quoted phrase before a Markdown heading.
+	ownProseSQLi = "own/benign_prose_sqli"
+	// Ordinary text that command-injection read as injection (issue 35): a quoted sentence after a
+	// newline, an interpreter's name used as a word after a newline, C code.
+	ownProseCmdi = "own/benign_prose_cmdi"
 	ownSQLDisguised = "own/attack_sql_disguised"
 )
 
@@ -85,11 +92,11 @@ const (
 // here; the approval and allow-list templates decide on values the operator chose, not on attacker text.
 var Suites = []Suite{
 	{Template: "sql-injection", Stage: guard.StagePre, Step: llmInput,
-		Attacks: []string{sharedSQLi, ownSQLi, ownSQLiValues}, Benign: []string{sharedSQL, ownBenignSQL, ownSQLStatements, sharedPrompts, ownBenignText}},
+		Attacks: []string{sharedSQLi, ownSQLi, ownSQLiValues}, Benign: []string{sharedSQL, ownBenignSQL, ownSQLStatements, sharedPrompts, ownBenignText, ownProseSQLi}},
 	{Template: "destructive-sql", Params: map[string]any{"tool_names": []any{"run_sql"}}, Stage: guard.StagePre, Step: sqlTool,
 		Attacks: []string{sharedSQLi, ownSQLi, ownSQLDisguised}, Benign: []string{sharedSQL, ownBenignSQL, ownSQLDialects}},
 	{Template: "command-injection", Stage: guard.StagePre, Step: toolInput("shell"),
-		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{sharedArgs, ownBenignArgs, sharedPrompts, ownBenignText, ownBenignURL}},
+		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{sharedArgs, ownBenignArgs, sharedPrompts, ownBenignText, ownBenignURL, ownProseCmdi}},
 	{Template: "destructive-shell", Stage: guard.StagePre, Step: toolInput("shell"),
 		Attacks: []string{ownShell}, Benign: []string{ownBenignSh, sharedPrompts, ownBenignText}},
 	{Template: "dangerous-uris", Stage: guard.StagePre, Step: toolInput("fetch"),
