@@ -77,14 +77,14 @@ const (
 	// SQLite, SQL Server and the warehouse dialects (sampling, FETCH ... WITH TIES, arrays and structs,
 	// window functions), much of which no grammar reads, and destructive statements disguised behind
 	// such forms in each dialect.
-	ownSQLDialects  = "own/benign_sql_dialects"
+	ownSQLDialects = "own/benign_sql_dialects"
 	// Ordinary text that sql-injection read as injection (issue 35): prose lines starting with And or
 	// Where, log lines starting with a timestamp, quoted arguments before --flags, backtick substitution,
 	// find's -path globs, a quoted phrase before a Markdown heading.
 	ownProseSQLi = "own/benign_prose_sqli"
 	// Ordinary text that command-injection read as injection (issue 35): a quoted sentence after a
 	// newline, an interpreter's name used as a word after a newline, C code.
-	ownProseCmdi = "own/benign_prose_cmdi"
+	ownProseCmdi    = "own/benign_prose_cmdi"
 	ownSQLDisguised = "own/attack_sql_disguised"
 )
 
