@@ -14,8 +14,8 @@ import (
 // fail-closed where it matters:
 //
 //   - the text is read three ways, as MySQL (backslash escapes, # comments), PostgreSQL (nested /* */
-//     comments, $tag$ strings, E'' strings) and SQL Server/SQLite ([bracketed] names) read it; a quote or
-//     comment left open in any reading, or a NUL byte, is a violation (unparsable);
+//     comments, $tag$ strings, E'' strings) and SQL Server/SQLite ([bracketed] names) read it; a quote,
+//     comment or parenthesis left open in any reading is a violation (unparsable);
 //   - statements are the pieces between semicolons, outside strings and comments; each must start as a
 //     statement does (SELECT, WITH, INSERT, CREATE, ...), else it is a fragment of something (an
 //     injected tail such as "1 OR 1=1") and a violation;
@@ -24,7 +24,7 @@ import (
 //     statements without a semicolon), CREATE OR REPLACE is CREATE_OR_REPLACE, and the body of a
 //     $tag$ string is read as code (it is a function or DO block that runs);
 //   - DELETE and UPDATE (not after ON, FOR, KEY or DO, where they are a foreign-key action, a row lock or
-//     an upsert) need a WHERE at their own parenthesis depth before the next statement keyword;
+//     an upsert, nor after THEN in a statement that starts with MERGE, whose ON restricts the rows) need a WHERE at their own parenthesis depth before the next statement keyword;
 //   - routines that run operating-system commands or reconfigure the server (xp_cmdshell, sp_configure,
 //     OPENROWSET, ...) are a violation, and text of comments and semicolons alone is unparsable;
 //   - dynamic SQL (EXEC, EXECUTE, PREPARE, sp_executesql, DO) with a destructive word inside a string is a
@@ -163,12 +163,18 @@ func (r scanReading) tokenize(q string) (toks []scanToken, err string) {
 			i++
 		case c == ')':
 			depth--
+			if depth < 0 {
+				return nil, "a ) that closes nothing"
+			}
 			toks = append(toks, scanToken{text: ")", depth: depth})
 			i++
 		default:
 			toks = append(toks, scanToken{text: q[i : i+1], depth: depth})
 			i++
 		}
+	}
+	if depth != 0 {
+		return nil, "a ( left open"
 	}
 	return toks, ""
 }
@@ -233,7 +239,7 @@ var statementStarts = map[string]string{
 	"begin": "TRANSACTION", "start": "TRANSACTION", "commit": "TRANSACTION", "rollback": "TRANSACTION",
 	"savepoint": "TRANSACTION", "release": "TRANSACTION", "end": "TRANSACTION", "lock": "LOCK", "unlock": "LOCK",
 	"analyze": "ANALYZE", "analyse": "ANALYZE", "vacuum": "OTHER", "optimize": "OTHER", "declare": "OTHER",
-	"pragma": "SET", "attach": "OTHER", "detach": "OTHER", "reindex": "OTHER", "comment": "ALTER",
+	"pragma": "SET", "attach": "OTHER", "detach": "OTHER", "reindex": "OTHER", "comment": "OTHER",
 	"refresh": "OTHER", "cluster": "OTHER", "checkpoint": "OTHER", "do": "CALL", "print": "OTHER",
 	"if": "OTHER", "go": "OTHER", "listen": "OTHER", "notify": "OTHER", "discard": "OTHER", "reset": "SET",
 	"cache": "OTHER", "uncache": "OTHER", "msck": "OTHER", "summarize": "SELECT", "pivot": "SELECT", "unpivot": "SELECT",
@@ -297,6 +303,7 @@ func judgeStatement(st []scanToken, res *scanResult) {
 	add(op, false)
 	firstOp := len(res.ops) - 1
 	dynamic := false
+	budget := 8*len(st) + 64
 	for i, t := range st {
 		if t.str {
 			continue
@@ -330,11 +337,15 @@ func judgeStatement(st []scanToken, res *scanResult) {
 			switch prev {
 			case "on", "for", "key", "do", "no", "of":
 				continue // ON DELETE CASCADE, FOR UPDATE, ON DUPLICATE KEY UPDATE, DO UPDATE
+			case "then":
+				if st[first].text == "merge" {
+					continue // MERGE ... ON cond WHEN MATCHED THEN UPDATE: ON restricts the rows, as PostgreSQL's reading has it
+				}
 			}
 			if i != first {
 				add(strings.ToUpper(t.text), false)
 			}
-			if !hasWhere(st, i) {
+			if !hasWhere(st, i, &budget) {
 				res.violations = append(res.violations, violation{"missing_where", strings.ToUpper(t.text)})
 			}
 		}
@@ -350,10 +361,15 @@ func judgeStatement(st []scanToken, res *scanResult) {
 }
 
 // hasWhere reports whether the DELETE or UPDATE at st[i] has a WHERE at its depth before the next
-// statement keyword at that depth or the end of its parentheses.
-func hasWhere(st []scanToken, i int) bool {
+// statement keyword at that depth or the end of its parentheses. budget bounds the tokens looked at over
+// a whole statement (nested DELETEs would otherwise cost the square of the text's length); when it runs
+// out the answer is false, a violation: fail closed.
+func hasWhere(st []scanToken, i int, budget *int) bool {
 	d := st[i].depth
 	for _, t := range st[i+1:] {
+		if *budget--; *budget < 0 {
+			return false
+		}
 		if t.depth < d || t.str {
 			if t.depth < d {
 				return false

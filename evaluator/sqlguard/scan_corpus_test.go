@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/guardrail-control/guard/evaluator"
@@ -128,5 +131,46 @@ func TestScanCases(t *testing.T) {
 	r, err := tables.Evaluate(context.Background(), &evaluator.Data{Value: "SELECT * FROM secrets TABLESAMPLE (BUCKET 1 OUT OF 4 ON id)"})
 	if err != nil || !r.Matched {
 		t.Errorf("allowed_tables with the scan: %v %v, want a match", r, err)
+	}
+}
+
+// TestScanNestedRowOps: DELETEs nested in parentheses cost a bounded search for their WHERE, and a text
+// whose search runs out is blocked, not cleared.
+func TestScanNestedRowOps(t *testing.T) {
+	q := "SELECT 1 QUALIFY 1 " + strings.Repeat("DELETE FROM t WHERE (", 20000)
+	r := scanQuery(q)
+	if len(r.violations) == 0 {
+		t.Fatal("nested deletes with unclosed parentheses cleared")
+	}
+	q = "SELECT 1 QUALIFY 1 " + strings.Repeat("(UPDATE t SET a = 1 ", 20000) + strings.Repeat(")", 20000)
+	r = scanQuery(q)
+	if !slices.Contains(r.violations, violation{"missing_where", "UPDATE"}) {
+		t.Fatalf("updates without WHERE cleared: %v", r.violations)
+	}
+}
+
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{"SELECT $$ x $$", "SELECT E'\\'' QUALIFY", "DO $a$ DROP $a$", "[x", "/* /* */", "DELETE (", "$1$"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		r := scanQuery(q)
+		if len(r.ops) != len(r.replaces) {
+			t.Fatalf("ops %d, replaces %d", len(r.ops), len(r.replaces))
+		}
+	})
+}
+
+// BenchmarkScan is the token scan's cost on text no grammar reads, 1 KB to the 256 KB MaxQueryBytes.
+func BenchmarkScan(b *testing.B) {
+	unit := "SELECT region, SUM(amount) OVER (PARTITION BY region ORDER BY day) FROM sales TABLESAMPLE (BUCKET 1 OUT OF 4 ON id) WHERE note <> 'x; DROP' QUALIFY 1 = 1;\n"
+	for _, size := range []int{1 << 10, 64 << 10, 256 << 10} {
+		q := strings.Repeat(unit, size/len(unit)+1)[:size]
+		b.Run(strconv.Itoa(size>>10)+"KB", func(b *testing.B) {
+			b.SetBytes(int64(len(q)))
+			for b.Loop() {
+				scanQuery(q)
+			}
+		})
 	}
 }
