@@ -101,6 +101,8 @@ func TestScanCases(t *testing.T) {
 		{"a nested comment hides a drop from MySQL", "SELECT 1 /* /* */ DROP TABLE t /* */ */ QUALIFY 1", true},
 		{"a dollar body", "DO $$ BEGIN DROP TABLE t; END $$", true},
 		{"dynamic SQL", "EXEC('TRUNCATE TABLE t') QUALIFY 1", true},
+		{"dynamic SQL built from pieces", "SELECT 1 QUALIFY 1 EXEC('DR' + 'OP TABLE t')", true},
+		{"an upsert's DO", "INSERT INTO t (a) VALUES ('update me') ON CONFLICT (a) DO NOTHING QUALIFY 1", false},
 		{"a system routine", "EXEC master.dbo.xp_cmdshell 'dir' QUALIFY 1", true},
 		{"a fragment", "1 OR 1 = 1 QUALIFY", true},
 		{"comments alone", "-- nothing\n/* here */ ;", true},
