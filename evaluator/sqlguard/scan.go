@@ -12,7 +12,7 @@ import (
 // refusing all of them blocks ordinary work. The scan never clears what it cannot see, so it stays
 // fail-closed where it matters:
 //
-//   - the text is read three ways, as MySQL (backslash escapes, # comments), PostgreSQL (nested /* */
+//   - the text is read three ways, as MySQL (backslash escapes, # comments, /*! */ read as code), PostgreSQL (nested /* */
 //     comments, $tag$ strings, E'' strings) and SQL Server/SQLite ([bracketed] names) read it; a quote,
 //     comment or parenthesis left open in any reading is a violation (unparsable);
 //   - statements are the pieces between semicolons, outside strings and comments; each must start as a
@@ -103,6 +103,13 @@ func (r scanReading) tokenize(q string) (toks []scanToken, err string) {
 			i++
 		case c == '-' && i+1 < len(q) && q[i+1] == '-', c == '#' && r.hashComment:
 			for i < len(q) && q[i] != '\n' {
+				i++
+			}
+		case r.hashComment && (strings.HasPrefix(q[i:], "/*!") || strings.HasPrefix(q[i:], "/*M!")):
+			// MySQL and MariaDB run the text of an executable comment: read it as code (its closing */
+			// is two punctuation tokens).
+			i += strings.IndexByte(q[i:], '!') + 1
+			for i < len(q) && '0' <= q[i] && q[i] <= '9' {
 				i++
 			}
 		case c == '/' && i+1 < len(q) && q[i+1] == '*':
