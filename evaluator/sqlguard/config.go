@@ -51,7 +51,7 @@ func configSchema() json.RawMessage {
 			"query_field":            with(map[string]any{"type": "string", "minLength": 1, "maxLength": 256}, "Dotted path, inside the selected value, to the SQL text (for instance input.query with the selector path \"*\"). Default: the selected value is the SQL text."),
 			"context_field":          with(map[string]any{"type": "string", "minLength": 1, "maxLength": 256, "default": "context"}, "Dotted path, inside the selected value, to the object required_column_values reads (default context, with the selector path \"*\")."),
 			"dialect":                with(map[string]any{"type": "string", "enum": []any{"mysql", "postgres", "auto"}, "default": "mysql"}, "SQL dialect: mysql (Vitess' MySQL 8 grammar), postgres (PostgreSQL 17's own grammar, libpg_query; needs a build with cgo) or auto (when the database is not known: MySQL's grammar, then PostgreSQL's when the build has cgo, then MySQL's with the lenient rewrites of SQLite, SQL Server and PostgreSQL forms; the query is judged by the first that parses it, and by both MySQL's and PostgreSQL's when they split or comment it differently)."),
-			"on_parse_error":         with(map[string]any{"type": "string", "enum": []any{"match", "error"}, "default": "match"}, "What text that does not parse as SQL means: match (a violation) or error (the control's on_error decides)."),
+			"on_parse_error":         with(map[string]any{"type": "string", "enum": []any{"match", "error", "scan"}, "default": "match"}, "What text that does not parse as SQL means: match (a violation), error (the control's on_error decides) or scan (judged by a token scan that finds destructive statements outside strings and comments and fails closed on anything it cannot read; see scan.go. With rules that need the parse tree configured, scan is match)."),
 			"allow_multi_statements": with(map[string]any{"type": "boolean", "default": true}, "Whether several statements separated by ; are allowed."),
 			"max_statements":         with(posInt, "Most statements allowed in one query."),
 			"allowed_operations":     with(ops, "Statement kinds allowed (SELECT, INSERT, UPDATE, DELETE, CREATE, CREATE_OR_REPLACE, ALTER, DROP, TRUNCATE, RENAME, GRANT, REVOKE, SET, USE, SHOW, EXPLAIN, CALL, LOAD, COPY, TRANSACTION, LOCK, ANALYZE, PREPARE, EXECUTE, OTHER; DDL and DCL stand for their groups); any other kind is a violation."),
@@ -89,6 +89,7 @@ func configSchema() json.RawMessage {
 type settings struct {
 	queryField, contextField  []string
 	parseErrorIsMatch         bool
+	parseErrorScan            bool // on_parse_error "scan": unparsable text is judged by scan.go
 	allowMulti                bool
 	maxStatements             int
 	allowedOps, blockedOps    map[string]bool
@@ -202,6 +203,7 @@ func parseConfig(config map[string]any) (*settings, error) {
 	}
 	if v, ok := config["on_parse_error"].(string); ok {
 		s.parseErrorIsMatch = v != "error"
+		s.parseErrorScan = v == "scan"
 	}
 	if v, ok := config["allow_multi_statements"].(bool); ok {
 		s.allowMulti = v
@@ -273,6 +275,15 @@ func parseConfig(config map[string]any) (*settings, error) {
 		return nil, &evaluator.ConfigError{Problems: problems}
 	}
 	return s, nil
+}
+
+// scanJudges reports whether the token scan can judge every configured rule: the operation blocks,
+// require_where and the statement counts. Rules that need the parse tree cannot be judged on tokens.
+func (s *settings) scanJudges() bool {
+	return len(s.allowedOps) == 0 && len(s.allowedTables) == 0 && len(s.blockedTables) == 0 &&
+		len(s.allowedSchemas) == 0 && len(s.blockedSchemas) == 0 && len(s.requiredColumns) == 0 &&
+		len(s.requiredValues) == 0 && !s.requireLimit && s.maxLimit == 0 && s.maxWindow == 0 &&
+		s.maxDepth < 0 && s.maxJoins < 0 && s.maxUn < 0
 }
 
 func splitPath(p string) ([]string, bool) {

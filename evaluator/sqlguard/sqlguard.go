@@ -99,13 +99,23 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		return e.parseFailure(why, -1)
 	}
 	ops, fs, count, err := e.parseFacts(query)
+	var vs []violation
+	var replaces []bool
 	if err != nil {
-		return e.parseFailure("the query does not parse as SQL", -1)
+		if !e.s.parseErrorScan || !e.s.scanJudges() {
+			return e.parseFailure("the query does not parse as SQL", -1)
+		}
+		// scan.go: no grammar reads the text; the token scan judges what it can see.
+		sr := scanQuery(query)
+		ops, replaces, count, vs = sr.ops, sr.replaces, sr.count, sr.violations
+		if !e.s.requireWhere {
+			vs = slices.DeleteFunc(vs, func(v violation) bool { return v.code == "missing_where" })
+		}
+		fs = make([]*facts, len(ops))
 	}
 	if err := ctx.Err(); err != nil {
 		return evaluator.Result{}, err
 	}
-	var vs []violation
 	if count > 1 && !e.s.allowMulti {
 		vs = append(vs, violation{"multi_statements", fmt.Sprintf("%d statements", count)})
 	}
@@ -117,7 +127,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d *evaluator.Data) (evaluator.
 		ctxObj, _ = lookup(d.Value, e.s.contextField).(map[string]any)
 	}
 	for i, f := range fs {
-		vs = e.checkOperation(ops[i], f != nil && f.replaces, vs)
+		vs = e.checkOperation(ops[i], f != nil && f.replaces || replaces != nil && replaces[i], vs)
 		if f == nil {
 			continue // MySQL GRANT/REVOKE: recognised by keyword only
 		}

@@ -101,17 +101,31 @@ const (
 	// queries a tool runs and is measured on its own cases.
 	ownSQLiValues    = "own/attack_sqli_values"
 	ownSQLStatements = "own/benign_sql_statements"
+
+	// Cases of destructive-sql alone (issue 35): ordinary analytics and DDL SQL of PostgreSQL, MySQL,
+	// SQLite, SQL Server and the warehouse dialects (sampling, FETCH ... WITH TIES, arrays and structs,
+	// window functions), much of which no grammar reads, and destructive statements disguised behind
+	// such forms in each dialect.
+	ownSQLDialects = "own/benign_sql_dialects"
+	// Ordinary text that sql-injection read as injection (issue 35): prose lines starting with And or
+	// Where, log lines starting with a timestamp, quoted arguments before --flags, backtick substitution,
+	// find's -path globs, a quoted phrase before a Markdown heading.
+	ownProseSQLi = "own/benign_prose_sqli"
+	// Ordinary text that command-injection read as injection (issue 35): a quoted sentence after a
+	// newline, an interpreter's name used as a word after a newline, C code.
+	ownProseCmdi    = "own/benign_prose_cmdi"
+	ownSQLDisguised = "own/attack_sql_disguised"
 )
 
 // Suites are the measured templates. Every template a security team would turn on against attacker text is
 // here; the approval and allow-list templates decide on values the operator chose, not on attacker text.
 var Suites = []Suite{
 	{Template: "sql-injection", Stage: guard.StagePre, Step: llmInput,
-		Attacks: []string{sharedSQLi, ownSQLi, ownSQLiValues}, Benign: []string{sharedSQL, ownBenignSQL, ownSQLStatements, sharedPrompts, ownBenignText}},
+		Attacks: []string{sharedSQLi, ownSQLi, ownSQLiValues}, Benign: []string{sharedSQL, ownBenignSQL, ownSQLStatements, sharedPrompts, ownBenignText, ownProseSQLi}},
 	{Template: "destructive-sql", Params: map[string]any{"tool_names": []any{"run_sql"}}, Stage: guard.StagePre, Step: sqlTool,
-		Attacks: []string{sharedSQLi, ownSQLi}, Benign: []string{sharedSQL, ownBenignSQL}},
+		Attacks: []string{sharedSQLi, ownSQLi, ownSQLDisguised}, Benign: []string{sharedSQL, ownBenignSQL, ownSQLDialects}},
 	{Template: "command-injection", Stage: guard.StagePre, Step: toolInput("shell"),
-		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{sharedArgs, ownBenignArgs, sharedPrompts, ownBenignText, ownBenignURL}},
+		Attacks: []string{sharedCmdi, ownCmdi}, Benign: []string{sharedArgs, ownBenignArgs, sharedPrompts, ownBenignText, ownBenignURL, ownProseCmdi}},
 	{Template: "destructive-shell", Stage: guard.StagePre, Step: toolInput("shell"),
 		Attacks: []string{ownShell}, Benign: []string{ownBenignSh, sharedPrompts, ownBenignText}},
 	{Template: "dangerous-uris", Stage: guard.StagePre, Step: toolInput("fetch"),
