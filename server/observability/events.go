@@ -64,6 +64,11 @@ func EventsFromResult(agentName string, step *guard.Step, stage guard.Stage, res
 				}
 				ev.Metadata = withSession(ev.Metadata, res.Session.Step, hist)
 			}
+			if cr.Result.Matched && cr.Action == res.Decision && res.Reason != "" &&
+				(res.Decision == guard.DecisionDeny || res.Decision == guard.DecisionSteer) {
+				// The deciding control's event says why the step was refused, as the agent was told.
+				ev.Metadata = withReason(ev.Metadata, res.Reason)
+			}
 			if cr.Duration > 0 {
 				ms := float64(cr.Duration) / float64(time.Millisecond)
 				ev.ExecutionDurationMS = &ms
@@ -72,6 +77,16 @@ func EventsFromResult(agentName string, step *guard.Step, stage guard.Stage, res
 		}
 	}
 	return events
+}
+
+// withReason returns md (not modified) with reason, the refusal's text (Result.Reason).
+func withReason(md map[string]any, reason string) map[string]any {
+	out := make(map[string]any, len(md)+1)
+	for k, v := range md {
+		out[k] = v
+	}
+	out["reason"] = reason
+	return out
 }
 
 // withSession returns md (not modified: it may be a control's own metadata) with session_step, the

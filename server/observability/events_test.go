@@ -51,3 +51,30 @@ func TestEventsFromResultRecordsEveryEvaluatedControl(t *testing.T) {
 		t.Errorf("nil result gave %v", got)
 	}
 }
+
+// TestEventsFromResultReason: the event of the control that refused the step carries the refusal's text
+// (metadata.reason), the one the agent was told; no other event does, and the control's metadata is not
+// modified.
+func TestEventsFromResultReason(t *testing.T) {
+	own := map[string]any{"team": "risk"}
+	res := &guard.Result{Decision: guard.DecisionDeny, Reason: "no SSNs in prompts",
+		Matches: []guard.ControlResult{
+			{ControlID: 1, Action: guard.DecisionDeny, Result: guard.EvaluatorResult{Matched: true}},
+			{ControlID: 2, Action: guard.DecisionObserve, Result: guard.EvaluatorResult{Matched: true}, Metadata: own},
+		}}
+	events := EventsFromResult("a", &guard.Step{Type: "llm", Name: "chat"}, guard.StagePre, res, "", "", time.Now())
+	if got := events[0].Metadata["reason"]; got != "no SSNs in prompts" {
+		t.Errorf("deciding event reason = %v", got)
+	}
+	if _, ok := events[1].Metadata["reason"]; ok {
+		t.Errorf("a control that did not decide has a reason: %v", events[1].Metadata)
+	}
+	if len(own) != 1 {
+		t.Errorf("the control's metadata was modified: %v", own)
+	}
+	allowed := &guard.Result{Decision: guard.DecisionAllow, Reason: "x",
+		Matches: []guard.ControlResult{{ControlID: 1, Action: guard.DecisionAllow, Result: guard.EvaluatorResult{Matched: true}}}}
+	if md := EventsFromResult("a", nil, guard.StagePre, allowed, "", "", time.Now())[0].Metadata; md != nil {
+		t.Errorf("an allowed step's event has metadata %v", md)
+	}
+}

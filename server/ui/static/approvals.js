@@ -2,10 +2,30 @@
 // request with the exact step that would run (redacted as captured steps are), to approve or reject with
 // a comment. Deciding needs an admin key or a key with the approve permission (GET /access says which):
 // another key sees the buttons disabled. After a decision the page shows the request as it now is.
-import { h, errorBox, table, pageHead, fmtTime, field } from './dom.js';
+import { h, errorBox, table, pageHead, field } from './dom.js';
 import { api, qs, session } from './api.js';
+import { fmtTimeTZ } from './events.js';
 
 const statusBadge = (s) => h('span', { class: 'badge approval-' + s }, s);
+
+// argsSummary is one line of what the step would run with (its input, redacted as stored), so that two
+// requests of the same tool are told apart in the inbox: scalar fields as key=value, at most 80 characters.
+export function argsSummary(step) {
+  let s = step;
+  if (typeof s === 'string') { try { s = JSON.parse(s); } catch { return ''; } }
+  const input = s && s.input;
+  let text;
+  if (input && typeof input === 'object' && !Array.isArray(input)) {
+    text = Object.entries(input).filter(([, v]) => v === null || typeof v !== 'object')
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
+  } else if (input !== undefined && input !== null) {
+    text = typeof input === 'string' ? input : JSON.stringify(input);
+  } else {
+    return '';
+  }
+  text = text.replace(/\s+/g, ' ').trim();
+  return text.length > 80 ? text.slice(0, 79) + '…' : text;
+}
 
 // approvalsView lists the pending requests first (the inbox), then the decided and expired ones (the
 // history), newest first.
@@ -18,11 +38,12 @@ export async function approvalsView(el) {
   el.append(h('p', { class: 'muted' }, 'Steps refused by a control that asks a person. Approving lets that exact step run once; the agent retries it with the grant.'));
   const row = (a) => h('tr', { dataset: { id: a.id } },
     h('td', {}, h('a', { href: '#/approvals/' + encodeURIComponent(a.id) }, `${a.step_type} ${a.step_name}`)),
+    h('td', { class: 'mono small approval-args' }, argsSummary(a.step)),
     h('td', {}, a.agent_name),
     h('td', {}, (a.controls && a.controls.length > 1 ? a.controls.map(c => c.control_name) : [a.control_name]).join(', ')),
     h('td', {}, statusBadge(a.status)),
-    h('td', {}, fmtTime(a.created_at)));
-  const heads = ['Step', 'Agent', 'Control', 'Status', 'Opened'];
+    h('td', {}, fmtTimeTZ(a.created_at)));
+  const heads = ['Step', 'Arguments', 'Agent', 'Control', 'Status', 'Opened'];
   el.append(h('section', { id: 'approvals-pending', 'aria-labelledby': 'approvals-pending-h' },
     h('h2', { id: 'approvals-pending-h' }, `Waiting for a decision (${pending.approvals.length})`),
     table(heads, pending.approvals.map(row), 'No request is waiting.', { stack: true })));
@@ -52,11 +73,11 @@ export async function approvalView(el, id, known) {
     ['Agent', a.agent_name],
     ...controls,
     ['Stage', a.stage],
-    ['Opened', fmtTime(a.created_at)],
-    ['Expires', fmtTime(a.expires_at)],
-    a.decided_at ? ['Decided', `${fmtTime(a.decided_at)} by ${a.decided_by}${a.decided_via === 'mcp_elicitation' ? ' (answered in the MCP client)' : ''}`] : null,
+    ['Opened', fmtTimeTZ(a.created_at)],
+    ['Expires', fmtTimeTZ(a.expires_at)],
+    a.decided_at ? ['Decided', `${fmtTimeTZ(a.decided_at)} by ${a.decided_by}${a.decided_via === 'mcp_elicitation' ? ' (answered in the MCP client)' : ''}`] : null,
     a.comment ? ['Comment', a.comment] : null,
-    a.used_at ? ['Used', `${fmtTime(a.used_at)} (execution ${a.used_execution_id})`] : null,
+    a.used_at ? ['Used', `${fmtTimeTZ(a.used_at)} (execution ${a.used_execution_id})`] : null,
     ['Payload hash', h('code', { class: 'hash' }, a.payload_hash)],
   ].filter(Boolean);
   el.append(h('div', { class: 'card', id: 'approval-facts' },

@@ -258,6 +258,10 @@ export function showEvent(el, ev) {
       h('dt', {}, 'Duration'), dd(ev.execution_duration_ms !== undefined && ev.execution_duration_ms !== null ? ev.execution_duration_ms + ' ms' : ''),
       h('dt', {}, 'Evaluator'), dd(ev.evaluator_name),
       h('dt', {}, 'Selector'), dd(ev.selector_path && h('span', { class: 'mono' }, ev.selector_path)),
+      h('dt', {}, 'Reason'), dd(ev.metadata && ev.metadata.reason ? h('span', { id: 'event-reason' }, ev.metadata.reason) : ''),
+      h('dt', {}, 'Approval'), dd(ev.metadata && ev.metadata.approval_id
+        ? h('a', { class: 'mono', id: 'event-approval', href: '#/approvals/' + encodeURIComponent(ev.metadata.approval_id) }, ev.metadata.approval_id) : ''),
+      h('dt', {}, 'API key'), dd(ev.key_name ? h('span', { class: 'mono', id: 'event-key' }, ev.key_name) : ''),
       h('dt', {}, 'Error'), dd(ev.error_message),
       h('dt', {}, 'Source'), dd(ev.source),
       h('dt', {}, 'Trace'), dd(ev.trace_id && h('a', { class: 'mono', href: '#/events?trace=' + encodeURIComponent(ev.trace_id) }, ev.trace_id)),

@@ -2,7 +2,8 @@
 // status, expiry and last use; a form to create one (its secret shown once, in a box to copy); rotate and
 // revoke for the keys made here. Only an admin key not limited to agents may see this page: others get the
 // server's 403, shown as it is.
-import { h, clear, field, errorBox, table, pageHead, fmtTime } from './dom.js';
+import { h, clear, field, errorBox, table, pageHead } from './dom.js';
+import { fmtTimeTZ } from './events.js';
 import { api } from './api.js';
 
 // secretBox shows a secret once, with what to do with it.
@@ -36,8 +37,8 @@ export async function keysView(el) {
       h('td', {}, k.agents && k.agents.length ? k.agents.join(', ') : 'every agent'),
       h('td', {}, k.source),
       h('td', {}, h('span', { class: 'badge key-' + k.status }, k.status)),
-      h('td', {}, k.expires_at ? fmtTime(k.expires_at) : 'never'),
-      h('td', {}, k.last_used_at ? fmtTime(k.last_used_at) : '—'),
+      h('td', {}, k.expires_at ? fmtTimeTZ(k.expires_at) : 'never'),
+      h('td', {}, k.last_used_at ? fmtTimeTZ(k.last_used_at) : '—'),
       h('td', {}, k.source === 'api' && k.status !== 'revoked'
         ? [h('button', { type: 'button', class: 'rotate', onclick: () => act(() => api.post('/keys/' + encodeURIComponent(k.name) + '/rotate'), `Rotated ${k.name}: the old secret is refused from now on.`) }, 'Rotate'),
            ' ',
