@@ -41,6 +41,7 @@ var snippetImports = map[string]string{
 	"server":      "github.com/guardrail-control/guard/server",
 	"templates":   "github.com/guardrail-control/guard/templates",
 	"openai":      "github.com/openai/openai-go/v3", "option": "github.com/openai/openai-go/v3/option",
+	"anthropic": "github.com/anthropics/anthropic-sdk-go/v2", "anthropicoption": "github.com/anthropics/anthropic-sdk-go/v2/option",
 	"otel": "go.opentelemetry.io/otel", "mcp": "github.com/modelcontextprotocol/go-sdk/mcp",
 	"context": "context", "errors": "errors", "fmt": "fmt", "log": "log", "os": "os", "exec": "os/exec",
 	"trace": "go.opentelemetry.io/otel/trace", "time": "time", "json": "encoding/json", "http": "net/http", "strings": "strings", "slog": "log/slog",
