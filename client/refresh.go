@@ -3,9 +3,12 @@ package client
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"go.uber.org/zap"
+
+	guard "github.com/guardrail-control/guard"
 )
 
 // Refresh fetches the agent's controls now (with If-None-Match: an unchanged list costs a 304) and swaps
@@ -35,7 +38,7 @@ func (a *Agent) Refresh(ctx context.Context) error {
 // refreshLocked registers the agent if needed and fetches its controls. Caller holds refreshMu.
 func (a *Agent) refreshLocked(ctx context.Context) error {
 	if !a.registered.Load() {
-		_, err := a.api.InitAgent(ctx, InitAgentRequest{
+		req := InitAgentRequest{
 			Agent: AgentInfo{
 				Name:        a.name,
 				Description: a.s.Description,
@@ -44,7 +47,17 @@ func (a *Agent) refreshLocked(ctx context.Context) error {
 			},
 			Steps:        a.s.Steps,
 			ConflictMode: a.s.ConflictMode,
-		})
+		}
+		_, err := a.api.InitAgent(ctx, req)
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusForbidden && req.ConflictMode == guard.ConflictOverwrite {
+			// A runtime key may not replace a registration an admin made (docs/api.md, initAgent): register
+			// in strict mode instead, which adds this agent's new steps and keeps what is stored.
+			a.logRefresh.Info("this key may not overwrite the agent's registration; registering in strict mode (new steps are added, the stored description, metadata and steps are kept)",
+				zap.String("agent", a.name))
+			req.ConflictMode = guard.ConflictStrict
+			_, err = a.api.InitAgent(ctx, req)
+		}
 		if err != nil {
 			return err
 		}

@@ -102,11 +102,12 @@ func (s *Server) initAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// conflict_mode overwrite replaces a registration (steps removed, schemas and metadata replaced): as in
-	// the reference implementation, only an admin key may. A regular key may still create an agent and
-	// re-register one unchanged with it (the clients' default at every start).
+	// the reference implementation, only an admin key may. A regular key may still create an agent,
+	// re-register one unchanged, or add steps (what strict mode allows it anyway: an MCP gateway whose
+	// server gained a tool, a client at every start).
 	if in.ConflictMode == guard.ConflictOverwrite && before != nil && s.auth.enabled {
 		ch := diffRegistration(before, oldSteps, in.Agent, in.Steps)
-		if e := identityOf(r.Context()); (e == nil || !e.admin) && ch.any() {
+		if e := identityOf(r.Context()); (e == nil || !e.admin) && ch.replaces() {
 			s.writeErr(w, r, problem.New(http.StatusForbidden, problem.CodeAuthInsufficient,
 				"conflict_mode overwrite would change this agent's registration: that needs an admin API key (a regular key may add steps with conflict_mode strict)"))
 			return

@@ -76,6 +76,12 @@ func diffRegistration(before *guard.Agent, oldSteps []guard.StepSchema, after gu
 	return ch
 }
 
+// replaces reports whether the registration changes what strict mode keeps: the agent's description,
+// version or metadata, or a step's schema, or removes a step (adding steps is not replacing).
+func (c *overwriteChanges) replaces() bool {
+	return c.MetadataChanged || len(c.StepsUpdated)+len(c.StepsRemoved) > 0
+}
+
 func (c *overwriteChanges) any() bool {
 	return c.MetadataChanged || len(c.StepsAdded)+len(c.StepsUpdated)+len(c.StepsRemoved) > 0
 }
