@@ -274,7 +274,11 @@ func (a *authenticator) wrap(l level, read bool, header string, h http.Handler) 
 			}
 		}
 		if e.stored {
-			a.used.Store(e.name, now.UnixMicro())
+			// The last use is flushed every 30 s: a second's precision is enough, and most requests of a
+			// busy key then only read the map instead of writing it.
+			if v, ok := a.used.Load(e.name); !ok || now.UnixMicro()-v.(int64) >= int64(time.Second/time.Microsecond) {
+				a.used.Store(e.name, now.UnixMicro())
+			}
 		}
 		h.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), e)))
 	})
